@@ -1,0 +1,125 @@
+"""The `pa` command line: summary, analyze, compare, queries, rules, example.
+
+Every command turns a PaError into one line on stderr and its exit code (2: bad input, 3: a bug
+caught by pa's own validation); nothing below the CLI prints or exits.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from engine import __version__
+from engine.errors import PaError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_line_errors(func: F) -> F:
+    """Report PaError (and a broken pipe) as a single stderr line with the error's exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except PaError as exc:
+            click.echo(f"pa: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except BrokenPipeError:
+            sys.exit(0)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pa")
+def main() -> None:
+    """pa: a performance advisor for GPU applications (Nsight Systems and rocpd profiles)."""
+
+
+@main.command()
+@click.argument("profile", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the ProfileSummary as JSON.")
+@click.option("--keep-paths", is_flag=True, help="Keep the absolute path of the profile in the output.")
+@one_line_errors
+def summary(profile: Path, as_json: bool, keep_paths: bool) -> None:
+    """Summarise PROFILE offline: kernels, copies, idle gaps, sync, streams, markers, MPI."""
+    from engine.metrics.summarize import summarize
+    from engine.summary_render import print_summary
+
+    result = summarize(profile, keep_paths=keep_paths)
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+    else:
+        print_summary(result)
+
+
+@main.command()
+@click.option("--profile", "profile", type=click.Path(path_type=Path), default=None,
+              help="Show which query set this profile resolves to.")
+@one_line_errors
+def queries(profile: Path | None) -> None:
+    """List the bundled query sets, or the set and files a PROFILE resolves to."""
+    from engine.profile.queryset import available_versions, resolve
+
+    if profile is None:
+        for fmt in ("nsys", "rocpd"):
+            click.echo(f"{fmt}: {', '.join(available_versions(fmt)) or '(none)'}")
+        return
+    from engine.profile.detect import detect
+    from engine.profile.open import open_readonly
+
+    conn = open_readonly(profile)
+    try:
+        fmt = detect(conn, profile)
+        qs = resolve(fmt.format, fmt.schema_version)
+    finally:
+        conn.close()
+    click.echo(f"{profile.name}: {fmt.format} schema {fmt.schema_version} -> query set {qs.name}")
+    for relation, qf in sorted(qs.files.items()):
+        inherited = "" if qf.version_dir == qs.version else f"  (inherited from {qf.version_dir})"
+        click.echo(f"  {relation:<10} {qf.display_path}{inherited}")
+    for w in qs.warnings:
+        click.echo(f"  warning: {w}")
+
+
+@main.command()
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--scenario", default="example", show_default=True,
+              help="Planted scenario to write (see `pa example --list`).")
+@click.option("--format", "fmt", type=click.Choice(["nsys", "rocpd"]), default="nsys", show_default=True)
+@click.option("--list", "list_only", is_flag=True, help="List the scenarios and exit.")
+@one_line_errors
+def example(out: Path, scenario: str, fmt: str, list_only: bool) -> None:
+    """Write a generated example profile with planted behaviour to OUT."""
+    from engine.synth import scenarios
+
+    if list_only:
+        for name in sorted(scenarios.ALL_SCENARIOS):
+            click.echo(name)
+        return
+    builders = dict(scenarios.ALL_SCENARIOS)
+    builders.setdefault("example", scenarios.example)
+    if scenario not in builders:
+        raise click.BadParameter(f"unknown scenario {scenario!r}; choose from {', '.join(sorted(builders))}")
+    scen = builders[scenario]()
+    if out.exists():
+        out.unlink()
+    if fmt == "nsys":
+        from engine.synth.nsys_writer import write_nsys
+
+        write_nsys(scen, out)
+    else:
+        from engine.synth.rocpd_writer import write_rocpd
+
+        write_rocpd(scen, out)
+    click.echo(f"wrote {out} ({fmt}, scenario {scenario})")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,1 @@
+"""Metrics: interval algebra and per-aspect statistics over canonical relations."""

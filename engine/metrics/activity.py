@@ -1,0 +1,138 @@
+"""GPU activity per device: busy time, utilisation, streams, idle gaps and what the host did in them.
+
+busy(device) = |union of kernel, copy and memset intervals on that device|. Devices are never
+merged into one timeline, and stream ids are keyed together with their device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.metrics import intervals as iv
+from engine.metrics.model import DeviceGaps, Gap, GapBucket, StreamStats
+
+# Idle-gap histogram buckets, ns: <10 µs, 10–100 µs, 100 µs–1 ms, 1–10 ms, 10–100 ms, >100 ms.
+GAP_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
+    ("<10us", 0, 10_000),
+    ("10-100us", 10_000, 100_000),
+    ("100us-1ms", 100_000, 1_000_000),
+    ("1-10ms", 1_000_000, 10_000_000),
+    ("10-100ms", 10_000_000, 100_000_000),
+    (">100ms", 100_000_000, None),
+)
+LARGEST_GAPS = 10
+# A gap is attributed to a host activity when that activity covers at least half of it;
+# otherwise the host was not in any GPU API: a CPU-side stall.
+HOST_COVER_THRESHOLD = 0.5
+
+
+@dataclass
+class Ops:
+    """One kind of GPU operation: integer columns fetched from a canonical relation."""
+
+    start: np.ndarray
+    end: np.ndarray
+    device: np.ndarray
+    stream: np.ndarray
+    pid: np.ndarray
+
+    @classmethod
+    def empty(cls) -> Ops:
+        """No operations."""
+        z = np.zeros(0, dtype=np.int64)
+        return cls(z, z, z, z, z)
+
+    @property
+    def duration(self) -> np.ndarray:
+        """end − start per operation."""
+        return self.end - self.start
+
+    def on(self, device: int) -> iv.Merged:
+        """Merged intervals of this kind on one device."""
+        mask = self.device == device
+        return iv.merge(self.start[mask], self.end[mask])
+
+
+@dataclass
+class DeviceActivity:
+    """Merged interval sets of one device."""
+
+    device: int
+    kernels: iv.Merged
+    copies: iv.Merged
+    memsets: iv.Merged
+    busy: iv.Merged
+
+
+def device_activity(kernels: Ops, copies: Ops, memsets: Ops) -> dict[int, DeviceActivity]:
+    """Merged kernel/copy/memset/busy sets for each device that has any GPU operation."""
+    devices = sorted(set(np.unique(kernels.device)) | set(np.unique(copies.device))
+                     | set(np.unique(memsets.device)))
+    out: dict[int, DeviceActivity] = {}
+    for d in devices:
+        k, c, m = kernels.on(d), copies.on(d), memsets.on(d)
+        out[int(d)] = DeviceActivity(int(d), k, c, m, iv.union_of([k, c, m]))
+    return out
+
+
+def stream_stats(kernels: Ops, copies: Ops, memsets: Ops, span_ns: int) -> list[StreamStats]:
+    """Busy time per (device, stream) with counts by operation kind."""
+    kinds = (kernels, copies, memsets)
+    dev = np.concatenate([o.device for o in kinds])
+    if len(dev) == 0:
+        return []
+    stream = np.concatenate([o.stream for o in kinds])
+    start = np.concatenate([o.start for o in kinds])
+    end = np.concatenate([o.end for o in kinds])
+    kind = np.concatenate([np.full(len(o.start), i) for i, o in enumerate(kinds)])
+    pairs, inverse = np.unique(np.stack([dev, stream], axis=1), axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    busy = iv.grouped_union_length(inverse, start, end)
+    counts = np.zeros((len(pairs), 3), dtype=np.int64)
+    np.add.at(counts, (inverse, kind), 1)
+    out = []
+    for i, (d, s) in enumerate(pairs):
+        b = busy.get(i, 0)
+        out.append(StreamStats(device=int(d), stream=int(s), kernel_count=int(counts[i, 0]),
+                               copy_count=int(counts[i, 1]), memset_count=int(counts[i, 2]),
+                               busy_ns=b, share_of_span_pct=(100.0 * b / span_ns) if span_ns else None))
+    out.sort(key=lambda x: (-x.busy_ns, x.device, x.stream))
+    return out
+
+
+def idle_gaps(act: DeviceActivity, span_start: int, span_end: int,
+              host: dict[str, iv.Merged]) -> DeviceGaps:
+    """Gaps of the device's busy set inside its active window, with a histogram and the largest gaps.
+
+    `host` maps a host activity kind (sync, copy, launch, other_api) to the merged intervals of the
+    API calls of that kind on the threads of the processes using this device.
+    """
+    busy = act.busy
+    g_start, g_end = iv.gaps(busy)
+    durations = g_end - g_start
+    window = int(busy[1][-1] - busy[0][0]) if len(busy[0]) else 0
+    busy_len = iv.length(busy)
+    hist = []
+    for label, lo, hi in GAP_BUCKETS:
+        mask = (durations >= lo) if hi is None else ((durations >= lo) & (durations < hi))
+        hist.append(GapBucket(label=label, lower_ns=lo, upper_ns=hi, count=int(mask.sum()),
+                              total_ns=int(durations[mask].sum())))
+    order = np.argsort(-durations, kind="stable")[:LARGEST_GAPS]
+    largest = [_classify_gap(act.device, int(g_start[i]), int(g_end[i]), span_start, host) for i in order]
+    return DeviceGaps(
+        device=act.device, window_ns=window, busy_ns=busy_len, idle_ns=window - busy_len,
+        gap_count=len(durations),
+        leading_idle_ns=int(busy[0][0] - span_start) if len(busy[0]) else 0,
+        trailing_idle_ns=int(span_end - busy[1][-1]) if len(busy[0]) else 0,
+        histogram=hist, largest=largest)
+
+
+def _classify_gap(device: int, lo: int, hi: int, span_start: int, host: dict[str, iv.Merged]) -> Gap:
+    length = hi - lo
+    cover = {kind: iv.coverage(merged, lo, hi) / length for kind, merged in host.items()} if length else {}
+    best = max(cover, key=lambda k: cover[k], default=None)
+    label = best if best is not None and cover[best] >= HOST_COVER_THRESHOLD else "cpu_stall"
+    return Gap(device=device, start_ns=lo - span_start, duration_ns=length, host_activity=label,
+               host_cover_pct={k: round(100.0 * v, 3) for k, v in cover.items()})

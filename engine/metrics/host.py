@@ -1,0 +1,243 @@
+"""Host-side metrics: CPU blocked in sync, launch overhead, markers, MPI, profiler overhead.
+
+Wall time spent by several threads at once is counted once: sync, MPI and overhead times are unions
+over the threads of a process (then summed over processes, which run on their own cores).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from engine.metrics import intervals as iv
+from engine.metrics.activity import Ops
+from engine.metrics.model import (
+    ApiBlocked,
+    LaunchApiStats,
+    LaunchSummary,
+    MarkerStats,
+    MarkerSummary,
+    MpiOpStats,
+    MpiSummary,
+    OverheadSummary,
+    SyncSummary,
+    TopLevelRange,
+)
+from engine.profile.relations import Relations
+
+VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
+TOP_LEVEL_LISTED = 50
+
+
+def _per_process_union(pid: np.ndarray, start: np.ndarray, end: np.ndarray) -> int:
+    return sum(iv.grouped_union_length(pid, start, end).values())
+
+
+def _pct(part: int, whole: int) -> float | None:
+    return 100.0 * part / whole if whole else None
+
+
+def sync_summary(rel: Relations, span_ns: int) -> SyncSummary:
+    """CPU blocked in synchronising API calls, by API, plus GPU-side sync records."""
+    arr = rel.fetch_ints(f"SELECT pid, start, \"end\", name_id FROM pa_api_calls WHERE kind = 'sync' AND {VALID}", 4)
+    names = dict(rel.query("SELECT name_id, max(name) FROM pa_api_calls WHERE kind = 'sync' GROUP BY 1"))
+    by_api = []
+    for nid in np.unique(arr[:, 3]):
+        m = arr[:, 3] == nid
+        by_api.append(ApiBlocked(name=str(names.get(int(nid), nid)), count=int(m.sum()),
+                                 total_ns=int((arr[m, 2] - arr[m, 1]).sum()),
+                                 union_ns=_per_process_union(arr[m, 0], arr[m, 1], arr[m, 2])))
+    by_api.sort(key=lambda a: (-a.union_ns, a.name))
+    blocked = _per_process_union(arr[:, 0], arr[:, 1], arr[:, 2])
+    events: dict[str, int] = {}
+    times: dict[str, int] = {}
+    if rel.available("syncs"):
+        for t, c, d in rel.query(f"SELECT coalesce(sync_type, 'unknown'), count(*), sum(\"end\" - start) "
+                                 f"FROM pa_syncs WHERE {VALID} GROUP BY 1 ORDER BY 1"):
+            events[t] = int(c)
+            times[t] = int(d or 0)
+    return SyncSummary(cpu_blocked_ns=blocked, cpu_blocked_pct_of_span=_pct(blocked, span_ns),
+                       call_count=len(arr), by_api=by_api, gpu_sync_events=events, gpu_sync_time_ns=times)
+
+
+def launch_summary(rel: Relations, kernels: Ops, kernel_corr: np.ndarray, gpu_ops: Ops,
+                   span_ns: int) -> LaunchSummary:
+    """Launch overhead: API end → kernel start, only for launches whose stream was idle.
+
+    A kernel is matched to its launch call by (pid, correlation id). The stream was idle when every
+    earlier operation on the same (device, stream) had ended before the launch call returned;
+    otherwise the kernel waited in the queue and its start says nothing about launch overhead.
+    """
+    calls = rel.fetch_ints(
+        f"SELECT pid, coalesce(correlation_id, -1), start, \"end\", name_id FROM pa_api_calls "
+        f"WHERE kind IN ('launch', 'graph_launch') AND {VALID}", 5)
+    names = dict(rel.query("SELECT name_id, max(name) FROM pa_api_calls "
+                           "WHERE kind IN ('launch', 'graph_launch') GROUP BY 1"))
+    n_calls = len(calls)
+    api_time = int((calls[:, 3] - calls[:, 2]).sum()) if n_calls else 0
+    # Join kernels to calls on (pid, correlation id) by sorted keys.
+    ckey = (calls[:, 0] << 32) | (calls[:, 1] & 0xFFFFFFFF)
+    order = np.argsort(ckey, kind="stable")
+    ckey_sorted = ckey[order]
+    kkey = (kernels.pid << 32) | (kernel_corr & 0xFFFFFFFF)
+    pos = np.searchsorted(ckey_sorted, kkey)
+    pos_clip = np.minimum(pos, max(len(ckey_sorted) - 1, 0))
+    matched = (kernel_corr >= 0) & (len(ckey_sorted) > 0)
+    if len(ckey_sorted):
+        matched &= ckey_sorted[pos_clip] == kkey
+    call_idx = order[pos_clip[matched]] if len(ckey_sorted) else np.zeros(0, dtype=np.int64)
+    k_start = kernels.start[matched]
+    k_dur = kernels.end[matched] - k_start
+    api_start = calls[call_idx, 2]
+    api_end = calls[call_idx, 3]
+    api_name = calls[call_idx, 4]
+    prev_end = _previous_end_on_stream(gpu_ops, kernels, matched)
+    idle = prev_end < api_end
+    latency = k_start - api_end
+    small = int((k_dur < (api_end - api_start)).sum())
+    by_api = []
+    for nid in np.unique(calls[:, 4]) if n_calls else []:
+        cm = calls[:, 4] == nid
+        km = (api_name == nid) & idle
+        lat = latency[km].astype(np.float64)
+        by_api.append(LaunchApiStats(
+            name=str(names.get(int(nid), nid)), count=int(cm.sum()),
+            api_mean_ns=float((calls[cm, 3] - calls[cm, 2]).mean()), idle_queue_launches=int(km.sum()),
+            latency_mean_ns=float(lat.mean()) if len(lat) else None,
+            latency_median_ns=float(np.median(lat)) if len(lat) else None,
+            latency_p95_ns=float(np.percentile(lat, 95)) if len(lat) else None))
+    by_api.sort(key=lambda a: (-a.count, a.name))
+    n_matched = int(matched.sum())
+    return LaunchSummary(
+        launch_count=n_calls, launches_per_s=(n_calls / span_ns * 1e9) if span_ns else None,
+        correlated_kernels=n_matched, small_kernel_count=small,
+        small_kernel_fraction=(small / n_matched) if n_matched else None,
+        api_time_ns=api_time, by_api=by_api)
+
+
+def _previous_end_on_stream(ops: Ops, kernels: Ops, kmask: np.ndarray) -> np.ndarray:
+    """For each selected kernel, the latest end of earlier operations on its (device, stream)."""
+    if not np.any(kmask):
+        return np.zeros(0, dtype=np.int64)
+    # Sort all ops by (device, stream, start); running max of end within each group, shifted by one.
+    order = np.lexsort((ops.start, ops.stream, ops.device))
+    dev, st, s, e = ops.device[order], ops.stream[order], ops.start[order], ops.end[order]
+    group_start = np.ones(len(s), dtype=bool)
+    group_start[1:] = (dev[1:] != dev[:-1]) | (st[1:] != st[:-1])
+    prev = np.full(len(s), np.iinfo(np.int64).min, dtype=np.int64)
+    # running max that restarts at each group: offset trick with group ids
+    gid = np.cumsum(group_start) - 1
+    run = e.copy()
+    for g_lo, g_hi in _group_bounds(group_start):
+        run[g_lo:g_hi] = np.maximum.accumulate(e[g_lo:g_hi])
+    prev[1:] = np.where(gid[1:] == gid[:-1], run[:-1], prev[1:])
+    # locate each selected kernel in the sorted ops (ops includes the kernels themselves)
+    key_sorted = np.stack([dev, st, s], axis=1)
+    kd, ks, kst = kernels.device[kmask], kernels.stream[kmask], kernels.start[kmask]
+    idx = _lex_search(key_sorted, kd, ks, kst)
+    return prev[idx]
+
+
+def _group_bounds(group_start: np.ndarray) -> list[tuple[int, int]]:
+    starts = np.flatnonzero(group_start)
+    ends = np.append(starts[1:], len(group_start))
+    return list(zip(starts.tolist(), ends.tolist(), strict=True))
+
+
+def _lex_search(sorted_keys: np.ndarray, d: np.ndarray, s: np.ndarray, t: np.ndarray) -> np.ndarray:
+    # Encode (device, stream, start) ranks into one sortable int via structured view.
+    dt = np.dtype([("d", np.int64), ("s", np.int64), ("t", np.int64)])
+    hay = np.empty(len(sorted_keys), dtype=dt)
+    hay["d"], hay["s"], hay["t"] = sorted_keys[:, 0], sorted_keys[:, 1], sorted_keys[:, 2]
+    needle = np.empty(len(d), dtype=dt)
+    needle["d"], needle["s"], needle["t"] = d, s, t
+    return np.searchsorted(hay, needle, side="left")
+
+
+def marker_summary(rel: Relations, span_start: int) -> MarkerSummary:
+    """NVTX/rocTX ranges by name, nesting depth per thread, and the top-level ranges."""
+    rows = rel.query(f"SELECT pid, tid, start, \"end\", coalesce(name, ''), domain FROM pa_markers "
+                     f"WHERE {VALID} ORDER BY pid, tid, start, \"end\" DESC")
+    open_ranges = int(rel.query(f"SELECT count(*) FROM pa_markers WHERE NOT ({VALID})")[0][0])
+    stats: dict[tuple[str, str | None], list[int]] = defaultdict(lambda: [0, 0, 0])
+    top: list[TopLevelRange] = []
+    stack: list[int] = []
+    current: tuple[int, int] | None = None
+    top_count = 0
+    for pid, tid, start, end, name, domain in rows:
+        if (pid, tid) != current:
+            current, stack = (pid, tid), []
+        while stack and stack[-1] <= start:
+            stack.pop()
+        depth = len(stack)
+        stack.append(end)
+        entry = stats[(name, domain)]
+        entry[0] += 1
+        entry[1] += end - start
+        entry[2] = max(entry[2], depth)
+        if depth == 0:
+            top_count += 1
+            top.append(TopLevelRange(pid=pid, tid=tid, name=name, start_ns=start - span_start,
+                                     duration_ns=end - start))
+    top.sort(key=lambda r: (-r.duration_ns, r.start_ns))
+    by_name = [MarkerStats(name=n, domain=d, count=c, total_ns=t, mean_ns=t / c, max_depth=md)
+               for (n, d), (c, t, md) in stats.items()]
+    by_name.sort(key=lambda m: (-m.total_ns, m.name))
+    return MarkerSummary(count=len(rows), open_ranges=open_ranges, by_name=by_name,
+                         top_level_count=top_count, top_level=top[:TOP_LEVEL_LISTED])
+
+
+def mpi_summary(rel: Relations, span_ns: int) -> MpiSummary:
+    """MPI time per operation (merged per thread) and per process, with ranks and bytes."""
+    rows = rel.query(f"SELECT pid, tid, start, \"end\", coalesce(name, '?'), coalesce(kind, 'other'), "
+                     f"bytes, rank FROM pa_mpi_calls WHERE {VALID}")
+    ranks = sorted({r[7] for r in rows if r[7] is not None})
+    if not rows:
+        return MpiSummary(ranks=ranks, call_count=0, total_ns=0, pct_of_span=_pct(0, span_ns), by_op=[])
+    pid = np.array([r[0] for r in rows], dtype=np.int64)
+    tid = np.array([r[1] for r in rows], dtype=np.int64)
+    start = np.array([r[2] for r in rows], dtype=np.int64)
+    end = np.array([r[3] for r in rows], dtype=np.int64)
+    thread_key = (pid << 32) | tid
+    by_op = []
+    ops = sorted({(r[4], r[5]) for r in rows})
+    names = np.array([r[4] for r in rows], dtype=object)
+    for name, kind in ops:
+        m = names == name
+        dur = end[m] - start[m]
+        nbytes = [r[6] for r, keep in zip(rows, m, strict=True) if keep and r[6] is not None]
+        by_op.append(MpiOpStats(
+            name=name, kind=kind, count=int(m.sum()),
+            total_ns=sum(iv.grouped_union_length(thread_key[m], start[m], end[m]).values()),
+            mean_ns=float(dur.mean()), max_ns=int(dur.max()), bytes=int(sum(nbytes)) if nbytes else None))
+    by_op.sort(key=lambda o: (-o.total_ns, o.name))
+    kinds = np.array([r[5] for r in rows], dtype=object)
+    by_kind = {k: _per_process_union(pid[kinds == k], start[kinds == k], end[kinds == k])
+               for k in sorted(set(kinds.tolist()))}
+    total = _per_process_union(pid, start, end)
+    return MpiSummary(ranks=ranks, call_count=len(rows), total_ns=total, pct_of_span=_pct(total, span_ns),
+                      by_kind=by_kind, by_op=by_op)
+
+
+def overhead_summary(rel: Relations, span_ns: int) -> OverheadSummary:
+    """Profiler overhead as a union per process."""
+    arr = rel.fetch_ints(f"SELECT pid, start, \"end\" FROM pa_overhead WHERE {VALID}", 3)
+    total = _per_process_union(arr[:, 0], arr[:, 1], arr[:, 2])
+    return OverheadSummary(count=len(arr), total_ns=total, pct_of_span=_pct(total, span_ns))
+
+
+def host_activity_sets(rel: Relations, pids: set[int]) -> dict[str, iv.Merged]:
+    """Merged host API intervals by activity kind, over the threads of the given processes."""
+    if not rel.available("api_calls") or not pids:
+        return {}
+    groups = {"sync": ("sync",), "copy": ("memcpy", "memcpy_async", "memset"),
+              "launch": ("launch", "graph_launch"), "other_api": ("alloc", "free", "other")}
+    pid_list = ",".join(str(int(p)) for p in sorted(pids))
+    out = {}
+    for label, kinds in groups.items():
+        kind_list = ",".join(f"'{k}'" for k in kinds)
+        arr = rel.fetch_ints(f"SELECT start, \"end\" FROM pa_api_calls WHERE kind IN ({kind_list}) "
+                             f"AND pid IN ({pid_list}) AND {VALID}", 2)
+        out[label] = iv.merge(arr[:, 0], arr[:, 1])
+    return out

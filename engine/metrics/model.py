@@ -1,0 +1,361 @@
+"""ProfileSummary: every metric `pa summary` computes, as a typed, JSON-serialisable model.
+
+Times are integer nanoseconds and sizes integer bytes throughout; percentages and ratios are floats
+computed from those integers and rounded only when rendered. A field that could not be computed is
+None (never 0) and the reason is in `skipped`. `schemas/summary.schema.json` is generated from this
+model (`pa schema summary`) and checked by a test.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SUMMARY_SCHEMA_VERSION = "1.0"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QueryFileRef(_Model):
+    """A query file that produced one relation, for provenance."""
+
+    relation: str
+    path: str = Field(description="path under queries/, e.g. nsys/legacy/kernels.sql")
+    sha256: str
+
+
+class ProfileInfo(_Model):
+    """Which file was read and how."""
+
+    file_name: str
+    path: str | None = Field(None, description="absolute path; only kept when asked (--keep-paths)")
+    sha256: str
+    size_bytes: int
+    format: str = Field(description="nsys or rocpd")
+    vendor: str = Field(description="nvidia or amd")
+    schema_version: str
+    product_version: str | None = None
+    query_set: str = Field(description="query set used, e.g. nsys/3.24")
+    query_files: list[QueryFileRef] = Field(default_factory=list)
+    host_name: str | None = None
+    rank: int | None = Field(None, description="MPI rank of this file when known")
+
+
+class SkippedItem(_Model):
+    """An analysis that was not done, and why ("could not look" is never "healthy")."""
+
+    what: str
+    reason: str
+
+
+class HardwareLimits(_Model):
+    """Hardware facts of one device as the profile records them (None: not recorded)."""
+
+    sm_count: int | None = None
+    memory_bandwidth_bps: int | None = None
+    clock_hz: int | None = None
+    l2_bytes: int | None = None
+    memory_bytes: int | None = None
+    threads_per_warp: int | None = None
+    max_warps_per_sm: int | None = None
+    max_threads_per_block: int | None = None
+    max_blocks_per_sm: int | None = None
+    max_registers_per_sm: int | None = None
+    max_shared_per_sm: int | None = None
+    max_shared_per_block: int | None = None
+    compute_capability: str | None = None
+    simd_per_cu: int | None = None
+    host_link: str | None = Field(None, description="assumed host link, e.g. 'PCIe 4.0 x16'")
+    host_link_bandwidth_bps: int | None = Field(
+        None, description="assumed peak of the host link per direction (not in the profile)")
+
+
+class DeviceSummary(_Model):
+    """Per-device activity. busy = union of kernel, copy and memset intervals on this device."""
+
+    id: int = Field(description="device number as the profile numbers it")
+    name: str | None = None
+    bus_location: str | None = None
+    used: bool = Field(description="true when the profile has GPU activity on this device")
+    kernel_count: int = 0
+    kernel_time_ns: int = Field(0, description="sum of kernel durations (may exceed busy with streams)")
+    kernel_busy_ns: int = Field(0, description="union of kernel intervals")
+    copy_time_ns: int = 0
+    memset_time_ns: int = 0
+    busy_ns: int = 0
+    utilization_pct: float | None = Field(None, description="busy / span × 100")
+    kernel_concurrency: float | None = Field(
+        None, description="kernel_time / kernel_busy: mean number of kernels running while any runs")
+    first_activity_ns: int | None = None
+    last_activity_ns: int | None = None
+    hardware: HardwareLimits = Field(default_factory=HardwareLimits)
+
+
+class GpuTotals(_Model):
+    """Totals over the devices with activity. Devices are never merged into one timeline."""
+
+    device_count: int = Field(description="devices with GPU activity")
+    kernel_count: int
+    kernel_time_ns: int
+    busy_ns: int = Field(description="sum over used devices of per-device busy time")
+    utilization_pct: float | None = Field(None, description="busy / (span × device_count) × 100")
+    copy_time_ns: int = 0
+    memset_time_ns: int = 0
+    exposed_copy_ns: int = Field(0, description="copy time not overlapped by kernels on the same device")
+
+
+class GapBucket(_Model):
+    """One bucket of the idle-gap histogram."""
+
+    label: str
+    lower_ns: int
+    upper_ns: int | None
+    count: int
+    total_ns: int
+
+
+class Gap(_Model):
+    """One idle interval of a device and what the host was doing meanwhile."""
+
+    device: int
+    start_ns: int = Field(description="offset from the span start")
+    duration_ns: int
+    host_activity: str = Field(description="sync, copy, launch, other_api or cpu_stall (no GPU API)")
+    host_cover_pct: dict[str, float] = Field(
+        default_factory=dict, description="share of the gap covered by each kind of host API call")
+
+
+class DeviceGaps(_Model):
+    """Idle gaps of one device inside its active window (first to last GPU operation)."""
+
+    device: int
+    window_ns: int
+    busy_ns: int
+    idle_ns: int = Field(description="window − busy")
+    gap_count: int
+    leading_idle_ns: int = Field(description="span start → first GPU operation on this device")
+    trailing_idle_ns: int = Field(description="last GPU operation → span end")
+    histogram: list[GapBucket]
+    largest: list[Gap]
+
+
+class KernelStats(_Model):
+    """Statistics of one kernel, grouped by full demangled name."""
+
+    name: str
+    short_name: str | None = None
+    devices: list[int] = Field(default_factory=list)
+    count: int
+    total_ns: int
+    mean_ns: float
+    min_ns: int
+    max_ns: int
+    std_ns: float = Field(description="population standard deviation, two-pass (stable)")
+    cv: float | None = Field(None, description="std / mean")
+    share_of_gpu_time_pct: float | None = None
+    grid: list[int] | None = Field(None, description="most frequent grid, blocks (x, y, z)")
+    block: list[int] | None = Field(None, description="most frequent block, threads (x, y, z)")
+    launch_configs: int = Field(1, description="number of distinct grid/block configurations")
+    registers_per_thread: int | None = None
+    shared_bytes: int | None = Field(None, description="static + dynamic shared memory (LDS) per block")
+    wave_fill_ratio: float | None = Field(
+        None, description="blocks / (SMs × resident blocks per SM by thread and block limits), capped "
+                          "at 1; a wave-fill ratio, not occupancy")
+
+
+class CopyStats(_Model):
+    """Copies of one direction and memory-kind pair."""
+
+    direction: str
+    src_kind: str
+    dst_kind: str
+    count: int
+    bytes: int
+    total_ns: int
+    mean_bytes: float
+    effective_bandwidth_bps: float | None = Field(None, description="bytes / total time")
+    peak_bandwidth_bps: int | None = Field(
+        None, description="host link for host/peer copies, device memory for DtoD")
+    peak_basis: str | None = None
+    bandwidth_pct_of_peak: float | None = None
+
+
+class CopyTotals(_Model):
+    """Copies summed by direction."""
+
+    direction: str
+    count: int
+    bytes: int
+    total_ns: int
+    pageable_bytes: int = 0
+
+
+class CopySummary(_Model):
+    """All copy facts."""
+
+    count: int
+    bytes: int
+    total_ns: int
+    busy_ns: int = Field(description="union of copy intervals, summed over devices")
+    exposed_ns: int = Field(description="copy union not overlapped by kernels on the same device")
+    pageable_bytes: int
+    pageable_share_pct: float | None = Field(None, description="pageable / host-side bytes × 100")
+    by_direction: list[CopyTotals]
+    by_kind: list[CopyStats]
+
+
+class MemsetStats(_Model):
+    """Memsets by memory kind."""
+
+    mem_kind: str
+    count: int
+    bytes: int
+    total_ns: int
+
+
+class ApiBlocked(_Model):
+    """CPU time blocked in one synchronising API (merged over threads of a process)."""
+
+    name: str
+    count: int
+    total_ns: int = Field(description="sum of call durations")
+    union_ns: int = Field(description="union over threads, summed over processes")
+
+
+class SyncSummary(_Model):
+    """CPU blocked in synchronisation and GPU-side sync records."""
+
+    cpu_blocked_ns: int = Field(description="union over threads per process, summed over processes")
+    cpu_blocked_pct_of_span: float | None = None
+    call_count: int
+    by_api: list[ApiBlocked]
+    gpu_sync_events: dict[str, int] = Field(default_factory=dict, description="count by sync type")
+    gpu_sync_time_ns: dict[str, int] = Field(default_factory=dict, description="time by sync type")
+
+
+class LaunchApiStats(_Model):
+    """Launch overhead of one launch API name."""
+
+    name: str
+    count: int
+    api_mean_ns: float
+    idle_queue_launches: int = Field(description="launches whose stream was idle when the call ended")
+    latency_mean_ns: float | None = Field(None, description="API end → kernel start, idle queue only")
+    latency_median_ns: float | None = None
+    latency_p95_ns: float | None = None
+
+
+class LaunchSummary(_Model):
+    """Launch overhead: API end → kernel start where the queue was empty."""
+
+    launch_count: int
+    launches_per_s: float | None = None
+    correlated_kernels: int = Field(description="kernels matched to their launch call")
+    small_kernel_count: int = Field(description="kernels shorter than the API call that launched them")
+    small_kernel_fraction: float | None = None
+    api_time_ns: int = Field(description="sum of launch call durations")
+    by_api: list[LaunchApiStats]
+
+
+class StreamStats(_Model):
+    """One (device, stream) pair: stream ids are only unique per device."""
+
+    device: int
+    stream: int
+    kernel_count: int
+    copy_count: int
+    memset_count: int
+    busy_ns: int
+    share_of_span_pct: float | None = None
+
+
+class MarkerStats(_Model):
+    """NVTX / rocTX ranges of one name."""
+
+    name: str
+    domain: str | None = None
+    count: int
+    total_ns: int
+    mean_ns: float
+    max_depth: int = 0
+
+
+class TopLevelRange(_Model):
+    """A range at nesting depth 0 on its thread."""
+
+    pid: int
+    tid: int
+    name: str
+    start_ns: int = Field(description="offset from the span start")
+    duration_ns: int
+
+
+class MarkerSummary(_Model):
+    """NVTX / rocTX markers."""
+
+    count: int
+    open_ranges: int = Field(description="ranges still open at the end of the capture (ignored in sums)")
+    by_name: list[MarkerStats]
+    top_level_count: int = Field(0, description="ranges at depth 0, all threads")
+    top_level: list[TopLevelRange] = Field(
+        description="the longest top-level ranges, at most 50 (see top_level_count for the total)")
+
+
+class MpiOpStats(_Model):
+    """One MPI operation name."""
+
+    name: str
+    kind: str
+    count: int
+    total_ns: int = Field(description="merged per thread, summed over threads")
+    mean_ns: float
+    max_ns: int
+    bytes: int | None = None
+
+
+class MpiSummary(_Model):
+    """MPI calls of this file."""
+
+    ranks: list[int] = Field(default_factory=list)
+    call_count: int
+    total_ns: int = Field(description="union over threads per process, summed over processes")
+    pct_of_span: float | None = None
+    by_kind: dict[str, int] = Field(default_factory=dict, description="union time by p2p/collective/wait/other")
+    by_op: list[MpiOpStats]
+
+
+class OverheadSummary(_Model):
+    """Profiler overhead, kept apart from the application's time."""
+
+    count: int
+    total_ns: int = Field(description="union over threads per process")
+    pct_of_span: float | None = None
+
+
+class ProfileSummary(_Model):
+    """Everything `pa summary` knows about one profile."""
+
+    summary_schema_version: str = SUMMARY_SCHEMA_VERSION
+    pa_version: str
+    profile: ProfileInfo
+    span_start_ns: int | None = Field(None, description="first event of any kind, profile clock")
+    span_end_ns: int | None = None
+    span_ns: int = Field(description="first to last event of any kind")
+    gpu: GpuTotals
+    devices: list[DeviceSummary]
+    idle_gaps: list[DeviceGaps]
+    kernels: list[KernelStats] = Field(description="all kernels, largest total first")
+    copies: CopySummary | None = None
+    memsets: list[MemsetStats] | None = None
+    sync: SyncSummary | None = None
+    launch: LaunchSummary | None = None
+    streams: list[StreamStats]
+    markers: MarkerSummary | None = None
+    mpi: MpiSummary | None = None
+    overhead: OverheadSummary | None = None
+    host_side: dict[str, int] | None = Field(
+        None, description="facts recovered from host API arguments when GPU activity tables are empty "
+                          "(degraded capture); host-side, never GPU activity")
+    skipped: list[SkippedItem] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)

@@ -1,0 +1,210 @@
+"""Build the ProfileSummary of one profile: open → detect → query set → relations → metrics.
+
+This is the whole of Stage 1 and runs offline. Each aspect is computed only when the relations it
+needs are available; otherwise it is None and `skipped` says why ("not captured" is never shown as
+zero).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from engine import __version__
+from engine.metrics import host as host_metrics
+from engine.metrics import intervals as iv
+from engine.metrics.activity import Ops, device_activity, idle_gaps, stream_stats
+from engine.metrics.kernels import kernel_stats
+from engine.metrics.model import (
+    CopySummary,
+    DeviceGaps,
+    DeviceSummary,
+    GpuTotals,
+    HardwareLimits,
+    ProfileInfo,
+    ProfileSummary,
+    QueryFileRef,
+    SkippedItem,
+)
+from engine.metrics.transfers import copy_stats, host_link, memset_stats
+from engine.profile.detect import detect
+from engine.profile.open import open_readonly, sha256_of
+from engine.profile.queryset import resolve
+from engine.profile.relations import Relations
+
+SPAN_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead")
+VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
+
+
+def summarize(path: Path, keep_paths: bool = False) -> ProfileSummary:
+    """Open `path` read-only and compute its ProfileSummary."""
+    path = Path(path)
+    conn = open_readonly(path)
+    try:
+        fmt = detect(conn, path)
+        qs = resolve(fmt.format, fmt.schema_version)
+        rel = Relations.bind(conn, qs)
+        return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
+                          keep_paths)
+    finally:
+        conn.close()
+
+
+def _ops(rel: Relations, relation: str, warnings: list[str],
+         extra: tuple[str, ...] = ()) -> tuple[Ops, dict[str, np.ndarray]]:
+    if not rel.available(relation):
+        return Ops.empty(), {c: np.zeros(0, dtype=np.int64) for c in extra}
+    cols, bad = rel.intervals(relation, ("device", "stream", "pid", *extra))
+    if bad:
+        warnings.append(f"{bad} {relation} record(s) with no end or end < start were ignored "
+                        "(still open at the end of the capture?)")
+    return Ops(cols["start"], cols["end"], cols["device"], cols["stream"], cols["pid"]), \
+        {c: cols[c] for c in extra}
+
+
+def _span(rel: Relations) -> tuple[int | None, int | None]:
+    parts = [f"SELECT min(start) AS s, max(\"end\") AS e FROM pa_{r} WHERE {VALID}"
+             for r in SPAN_RELATIONS if rel.available(r)]
+    if not parts:
+        return None, None
+    row = rel.query("SELECT min(s), max(e) FROM (" + " UNION ALL ".join(parts) + ")")[0]
+    return row[0], row[1]
+
+
+def _hardware(rel: Relations) -> dict[int, tuple[dict, HardwareLimits]]:
+    out: dict[int, tuple[dict, HardwareLimits]] = {}
+    if not rel.available("devices"):
+        return out
+    cur = rel.conn.execute(rel._cte("SELECT * FROM pa_devices"))
+    names = [d[0] for d in cur.description]
+    for row in cur.fetchall():
+        r = dict(zip(names, row, strict=True))
+        link, link_bw = host_link(r.get("name"), r.get("compute_capability"))
+        hw = HardwareLimits(**{k: r.get(k) for k in HardwareLimits.model_fields
+                               if k in r}, host_link=link, host_link_bandwidth_bps=link_bw)
+        out[int(r["device"])] = (r, hw)
+    return out
+
+
+def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version: str,
+               product_version: str | None, keep_paths: bool) -> ProfileSummary:
+    warnings: list[str] = list(rel.query_set.warnings)
+    skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped]
+    meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
+
+    span_start, span_end = _span(rel)
+    span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
+
+    kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
+    copies, _ = _ops(rel, "copies", warnings)
+    memsets, _ = _ops(rel, "memsets", warnings)
+    hardware = _hardware(rel)
+    acts = device_activity(kernels, copies, memsets)
+
+    all_pids_by_device: dict[int, set[int]] = {}
+    for ops in (kernels, copies, memsets):
+        for d, p in set(zip(ops.device.tolist(), ops.pid.tolist(), strict=True)):
+            all_pids_by_device.setdefault(d, set()).add(p)
+
+    devices: list[DeviceSummary] = []
+    gaps: list[DeviceGaps] = []
+    for dev_id in sorted(set(hardware) | set(acts)):
+        info, hw = hardware.get(dev_id, ({}, HardwareLimits()))
+        act = acts.get(dev_id)
+        if act is None:
+            devices.append(DeviceSummary(id=dev_id, name=info.get("name"), bus_location=info.get("bus_location"),
+                                         used=False, hardware=hw))
+            continue
+        kmask = kernels.device == dev_id
+        ktime = int(kernels.duration[kmask].sum())
+        kbusy = iv.length(act.kernels)
+        busy = iv.length(act.busy)
+        devices.append(DeviceSummary(
+            id=dev_id, name=info.get("name"), bus_location=info.get("bus_location"), used=True,
+            kernel_count=int(kmask.sum()), kernel_time_ns=ktime, kernel_busy_ns=kbusy,
+            copy_time_ns=int(copies.duration[copies.device == dev_id].sum()),
+            memset_time_ns=int(memsets.duration[memsets.device == dev_id].sum()),
+            busy_ns=busy, utilization_pct=(100.0 * busy / span) if span else None,
+            kernel_concurrency=(ktime / kbusy) if kbusy else None,
+            first_activity_ns=int(act.busy[0][0]), last_activity_ns=int(act.busy[1][-1]), hardware=hw))
+        host_sets = host_metrics.host_activity_sets(rel, all_pids_by_device.get(dev_id, set()))
+        if span_start is not None and span_end is not None:
+            gaps.append(idle_gaps(act, int(span_start), int(span_end), host_sets))
+
+    used = [d for d in devices if d.used]
+    exposed_copy = sum(iv.subtract_length(a.copies, a.kernels) for a in acts.values())
+    busy_total = sum(d.busy_ns for d in used)
+    gpu = GpuTotals(
+        device_count=len(used), kernel_count=len(kernels.start), kernel_time_ns=int(kernels.duration.sum()),
+        busy_ns=busy_total, utilization_pct=(100.0 * busy_total / (span * len(used))) if span and used else None,
+        copy_time_ns=int(copies.duration.sum()), memset_time_ns=int(memsets.duration.sum()),
+        exposed_copy_ns=exposed_copy)
+
+    hw_by_dev = {d: h for d, (_, h) in hardware.items()}
+    kstats = kernel_stats(rel, kx["name_id"], kernels.duration, kernels.device, hw_by_dev) \
+        if rel.available("kernels") else []
+
+    copies_summary = None
+    if rel.available("copies"):
+        by_kind, by_dir = copy_stats(rel, hw_by_dev)
+        host_bytes = sum(t.bytes for t in by_dir if t.direction in ("HtoD", "DtoH", "HtoH"))
+        pageable = sum(t.pageable_bytes for t in by_dir)
+        copies_summary = CopySummary(
+            count=len(copies.start), bytes=sum(t.bytes for t in by_dir), total_ns=int(copies.duration.sum()),
+            busy_ns=sum(iv.length(a.copies) for a in acts.values()), exposed_ns=exposed_copy,
+            pageable_bytes=pageable, pageable_share_pct=(100.0 * pageable / host_bytes) if host_bytes else None,
+            by_direction=by_dir, by_kind=by_kind)
+
+    gpu_ops = Ops(*(np.concatenate([getattr(o, f) for o in (kernels, copies, memsets)])
+                    for f in ("start", "end", "device", "stream", "pid")))
+    api = rel.available("api_calls")
+    summary = ProfileSummary(
+        pa_version=__version__,
+        profile=ProfileInfo(
+            file_name=path.name, path=str(path.resolve()) if keep_paths else None, sha256=sha256_of(path),
+            size_bytes=path.stat().st_size, format=fmt, vendor=vendor, schema_version=schema_version,
+            product_version=product_version or meta.get("product_version"), query_set=rel.query_set.name,
+            query_files=[QueryFileRef(relation=r, path=qf.display_path, sha256=qf.sha256)
+                         for r, qf in sorted(rel.query_set.files.items())],
+            host_name=meta.get("host_name"),
+            rank=_single_rank(rel)),
+        span_start_ns=span_start, span_end_ns=span_end, span_ns=span,
+        gpu=gpu, devices=devices, idle_gaps=gaps, kernels=kstats,
+        copies=copies_summary,
+        memsets=memset_stats(rel) if rel.available("memsets") else None,
+        sync=host_metrics.sync_summary(rel, span) if api else None,
+        launch=host_metrics.launch_summary(rel, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
+        streams=stream_stats(kernels, copies, memsets, span),
+        markers=host_metrics.marker_summary(rel, int(span_start or 0)) if rel.available("markers") else None,
+        mpi=host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None,
+        overhead=host_metrics.overhead_summary(rel, span) if rel.available("overhead") else None,
+        skipped=skipped, warnings=warnings)
+    _degraded_capture_checks(rel, summary)
+    return summary
+
+
+def _single_rank(rel: Relations) -> int | None:
+    if not rel.available("mpi_calls"):
+        return None
+    rows = rel.query("SELECT DISTINCT rank FROM pa_mpi_calls WHERE rank IS NOT NULL LIMIT 2")
+    return int(rows[0][0]) if len(rows) == 1 else None
+
+
+def _degraded_capture_checks(rel: Relations, summary: ProfileSummary) -> None:
+    """Say so when the host issued GPU work that the capture holds no trace of."""
+    if summary.launch is None:
+        return
+    launches = summary.launch.launch_count
+    memcpy_calls = 0
+    if rel.available("api_calls"):
+        memcpy_calls = int(rel.query("SELECT count(*) FROM pa_api_calls WHERE kind IN ('memcpy', 'memcpy_async')")[0][0])
+    if summary.gpu.kernel_count == 0 and (launches or memcpy_calls):
+        kernels_note = "absent" if not rel.available("kernels") else "empty"
+        summary.warnings.append(
+            f"degraded capture: the host made {launches} kernel launch call(s) and {memcpy_calls} memcpy "
+            f"call(s) but the kernel table is {kernels_note}; GPU tracing was off, filtered, or the "
+            "capture was cut before the GPU records were written. GPU metrics below are not measured.")
+        summary.host_side = {"launch_calls": launches, "memcpy_calls": memcpy_calls}
+        summary.skipped.append(SkippedItem(what="gpu_activity", reason="no GPU activity records although "
+                                           "the host issued GPU work (degraded capture)"))

@@ -1,0 +1,1 @@
+"""Open a profile read-only, detect its format and version, and run its query set."""

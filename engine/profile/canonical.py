@@ -1,0 +1,158 @@
+"""The canonical relations: the vendor-neutral columns every query set must produce.
+
+A query file `queries/<format>/<version>/<relation>.sql` is one SELECT whose output columns are
+exactly the ones listed here, in any order. Metrics only ever see these names, so no metric knows
+whether it reads Nsight Systems or rocpd. `tests/test_query_sets.py` runs every query set against a
+generated profile and checks the column lists against this table; docs/relations.md is generated
+from it.
+
+Units: integer nanoseconds for times, bytes for sizes, Hz for clocks, bytes/s for bandwidth.
+Grids count blocks (HIP work-item grids are divided by the workgroup size in the rocpd queries), and
+blocks count threads per block. Enumerations use the fixed vocabularies below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DIRECTIONS = ("HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "other")
+MEMORY_KINDS = ("pageable", "pinned", "device", "managed", "array", "unknown")
+SYNC_TYPES = ("event", "stream_wait", "stream", "context", "unknown")
+API_KINDS = ("launch", "graph_launch", "memcpy", "memcpy_async", "memset", "sync", "alloc", "free",
+             "other")
+MARKER_KINDS = ("push_pop", "start_end")
+MPI_KINDS = ("p2p", "collective", "wait", "other")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One output column of a canonical relation."""
+
+    name: str
+    type: str  # "int", "text" or "real"; every column may be NULL where the profile lacks it
+    meaning: str
+
+
+def _cols(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
+    return tuple(Column(*s) for s in spec)
+
+
+_ACTIVITY = (
+    ("pid", "int", "process id"),
+    ("device", "int", "device number as the profile's activity records carry it"),
+    ("stream", "int", "stream (queue) id; unique only together with device"),
+    ("start", "int", "start, ns"),
+    ("end", "int", "end, ns (NULL or < start for records still open: filtered and counted)"),
+    ("correlation_id", "int", "links GPU work to the API call that issued it; NULL when unknown"),
+)
+
+RELATIONS: dict[str, tuple[Column, ...]] = {
+    "kernels": _cols(
+        *_ACTIVITY,
+        ("name_id", "int", "integer key of the full kernel name, unique per distinct name in this file"),
+        ("name", "text", "full demangled kernel name"),
+        ("short_name", "text", "display name (function name without arguments)"),
+        ("grid_x", "int", "blocks per grid in x"),
+        ("grid_y", "int", "blocks per grid in y"),
+        ("grid_z", "int", "blocks per grid in z"),
+        ("block_x", "int", "threads per block in x"),
+        ("block_y", "int", "threads per block in y"),
+        ("block_z", "int", "threads per block in z"),
+        ("registers_per_thread", "int", "registers (NVIDIA) or arch VGPRs (AMD) per thread"),
+        ("sgpr_per_wave", "int", "scalar registers per wave (AMD); NULL on NVIDIA"),
+        ("static_shared_bytes", "int", "static shared memory / LDS the kernel declares, bytes"),
+        ("dynamic_shared_bytes", "int", "dynamic shared memory / LDS requested at launch, bytes"),
+        ("local_bytes_per_thread", "int", "local memory (NVIDIA) or scratch (AMD) per thread, bytes"),
+    ),
+    "copies": _cols(
+        *_ACTIVITY,
+        ("bytes", "int", "bytes transferred"),
+        ("direction", "text", "one of " + "/".join(DIRECTIONS)),
+        ("src_kind", "text", "source memory kind: " + "/".join(MEMORY_KINDS)),
+        ("dst_kind", "text", "destination memory kind: " + "/".join(MEMORY_KINDS)),
+        ("src_device", "int", "source device for device-side memory, else NULL"),
+        ("dst_device", "int", "destination device for device-side memory, else NULL"),
+    ),
+    "memsets": _cols(
+        *_ACTIVITY,
+        ("bytes", "int", "bytes set"),
+        ("mem_kind", "text", "memory kind: " + "/".join(MEMORY_KINDS)),
+    ),
+    "api_calls": _cols(
+        ("pid", "int", "process id"),
+        ("tid", "int", "thread id"),
+        ("start", "int", "start, ns"),
+        ("end", "int", "end, ns"),
+        ("name_id", "int", "integer key of the API name"),
+        ("name", "text", "API function name as the runtime spells it"),
+        ("kind", "text", "what the call does: " + "/".join(API_KINDS)),
+        ("correlation_id", "int", "links to GPU work it issued; NULL when none"),
+    ),
+    "syncs": _cols(
+        *_ACTIVITY,
+        ("sync_type", "text", "one of " + "/".join(SYNC_TYPES)),
+    ),
+    "markers": _cols(
+        ("pid", "int", "process id"),
+        ("tid", "int", "thread id the range was opened on"),
+        ("start", "int", "start, ns"),
+        ("end", "int", "end, ns"),
+        ("name", "text", "range text (inline or registered string resolved)"),
+        ("domain", "text", "NVTX domain / rocTX category; NULL for the default domain"),
+        ("kind", "text", "one of " + "/".join(MARKER_KINDS)),
+    ),
+    "mpi_calls": _cols(
+        ("pid", "int", "process id"),
+        ("tid", "int", "thread id"),
+        ("rank", "int", "MPI rank when the profile records it, else NULL"),
+        ("start", "int", "start, ns"),
+        ("end", "int", "end, ns"),
+        ("name", "text", "MPI function name, e.g. MPI_Allreduce"),
+        ("kind", "text", "one of " + "/".join(MPI_KINDS)),
+        ("bytes", "int", "payload bytes when recorded, else NULL"),
+    ),
+    "devices": _cols(
+        ("device", "int", "device number as the activity records carry it"),
+        ("name", "text", "product name"),
+        ("bus_location", "text", "PCI bus location when recorded"),
+        ("sm_count", "int", "streaming multiprocessors (NVIDIA) or compute units (AMD)"),
+        ("memory_bandwidth_bps", "int", "peak device memory bandwidth, bytes/s (NULL: unknown)"),
+        ("clock_hz", "int", "peak core clock, Hz"),
+        ("l2_bytes", "int", "L2 cache size, bytes"),
+        ("memory_bytes", "int", "device memory size, bytes"),
+        ("threads_per_warp", "int", "warp size / wavefront size"),
+        ("max_warps_per_sm", "int", "resident warps (waves) per SM (CU)"),
+        ("max_threads_per_block", "int", "threads per block limit"),
+        ("max_blocks_per_sm", "int", "resident blocks per SM limit"),
+        ("max_registers_per_sm", "int", "registers per SM"),
+        ("max_shared_per_sm", "int", "shared memory / LDS per SM (CU), bytes"),
+        ("max_shared_per_block", "int", "shared memory / LDS per block, bytes"),
+        ("compute_capability", "text", "e.g. '8.0' (NVIDIA) or gfx target (AMD)"),
+        ("simd_per_cu", "int", "SIMDs per CU (AMD); NULL on NVIDIA"),
+    ),
+    "processes": _cols(
+        ("pid", "int", "process id"),
+        ("name", "text", "process name or command"),
+    ),
+    "threads": _cols(
+        ("pid", "int", "process id"),
+        ("tid", "int", "thread id"),
+        ("name", "text", "thread name"),
+    ),
+    "overhead": _cols(
+        ("pid", "int", "process id"),
+        ("tid", "int", "thread id"),
+        ("start", "int", "start, ns"),
+        ("end", "int", "end, ns"),
+        ("name", "text", "what the profiler was doing"),
+    ),
+    "meta": _cols(
+        ("key", "text", "host_name, product_version, capture_start_utc, ..."),
+        ("value", "text", "value as text"),
+    ),
+}
+
+
+def column_names(relation: str) -> tuple[str, ...]:
+    """Return the canonical column names of `relation` in declaration order."""
+    return tuple(c.name for c in RELATIONS[relation])

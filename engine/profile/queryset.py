@@ -1,0 +1,161 @@
+"""Versioned query sets: pick the SQL files that fit a profile's schema version.
+
+Layout: `queries/<format>/<version>/<relation>.sql`, plus `queries/nsys/legacy/` for Nsight
+Systems files too old to carry a version table. The set for a file is the highest version directory
+<= the file's schema version; a relation file missing there is inherited from the next lower
+directory, and so on down to the lowest ("legacy" sorts below every numbered version). Supporting a
+new profiler version therefore means dropping a directory holding only the files that changed.
+
+Each file starts with a header of `-- key: value` lines:
+
+    -- relation: kernels
+    -- requires: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId), StringIds(id, value)
+    -- requires_any: MPI_P2P_EVENTS, MPI_COLLECTIVES_EVENTS   (at least one must exist)
+    -- optional: ENUM_CUDA_MEMCPY_OPER(id, label)
+    -- description: one line saying what the query reads
+
+The body is a SELECT producing the relation's canonical columns (engine.profile.canonical). It is a
+Jinja template evaluated against the file's schema only: `has_table(name)` and
+`has_column(table, column)` are the only names it sees, so optional tables and columns can be
+handled without one query directory per small drift. No value from the profile enters the SQL text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.errors import UserError
+from engine.paths import data_dir
+from engine.profile.canonical import RELATIONS
+
+LEGACY = "legacy"
+_HEADER = re.compile(r"^--\s*(\w+)\s*:\s*(.*)$")
+_TABLE_SPEC = re.compile(r"(\w+)\s*(?:\(([^)]*)\))?")
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Sort key for a version directory name: 'legacy' < '2.9' < '3.1' < '3.13'."""
+    if version == LEGACY:
+        return (-1,)
+    parts = []
+    for part in version.split("."):
+        digits = re.match(r"\d+", part)
+        parts.append(int(digits.group(0)) if digits else 0)
+    return tuple(parts)
+
+
+def parse_table_specs(text: str) -> dict[str, tuple[str, ...]]:
+    """Parse 'T1(a, b), T2' into {'T1': ('a', 'b'), 'T2': ()}."""
+    specs: dict[str, tuple[str, ...]] = {}
+    for match in _TABLE_SPEC.finditer(text):
+        name, cols = match.group(1), match.group(2)
+        if not name:
+            continue
+        specs[name] = tuple(c.strip() for c in cols.split(",") if c.strip()) if cols else ()
+    return specs
+
+
+@dataclass(frozen=True)
+class QueryFile:
+    """One relation's SQL file with its parsed header."""
+
+    relation: str
+    path: Path
+    version_dir: str            # the directory it was found in (after inheritance)
+    requires: dict[str, tuple[str, ...]]
+    requires_any: tuple[str, ...]   # at least one of these tables must exist
+    optional: dict[str, tuple[str, ...]]
+    description: str
+    body: str
+    sha256: str
+
+    @property
+    def display_path(self) -> str:
+        """Path relative to the queries/ root, as reports and `pa queries` show it."""
+        return f"{self.path.parent.parent.name}/{self.version_dir}/{self.path.name}"
+
+
+def load_query_file(path: Path, version_dir: str) -> QueryFile:
+    """Parse one query file; a malformed header is a UserError naming the file."""
+    text = path.read_text(encoding="utf-8")
+    header: dict[str, str] = {}
+    body_lines = []
+    in_header = True
+    for line in text.splitlines():
+        m = _HEADER.match(line) if in_header else None
+        if m:
+            header[m.group(1).lower()] = m.group(2).strip()
+            continue
+        if in_header and line.strip().startswith("--"):
+            continue
+        in_header = False
+        body_lines.append(line)
+    relation = header.get("relation")
+    if relation is None:
+        raise UserError(f"{path}: query file has no '-- relation:' header line")
+    if relation != path.stem:
+        raise UserError(f"{path}: header says relation {relation!r} but the file is named {path.name}")
+    if relation not in RELATIONS:
+        raise UserError(f"{path}: unknown relation {relation!r} (known: {', '.join(RELATIONS)})")
+    return QueryFile(
+        relation=relation,
+        path=path,
+        version_dir=version_dir,
+        requires=parse_table_specs(header.get("requires", "")),
+        requires_any=tuple(parse_table_specs(header.get("requires_any", ""))),
+        optional=parse_table_specs(header.get("optional", "")),
+        description=header.get("description", ""),
+        body="\n".join(body_lines).strip().rstrip(";"),
+        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    )
+
+
+@dataclass
+class QuerySet:
+    """The resolved query files for one format and version."""
+
+    format: str
+    version: str                  # the directory chosen (highest <= file version)
+    files: dict[str, QueryFile] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """Name as reports show it, e.g. 'nsys/3.13'."""
+        return f"{self.format}/{self.version}"
+
+
+def available_versions(fmt: str, root: Path | None = None) -> list[str]:
+    """Version directories present for `fmt`, lowest first."""
+    base = (root or data_dir("queries")) / fmt
+    if not base.is_dir():
+        return []
+    dirs = [d.name for d in base.iterdir() if d.is_dir() and any(d.glob("*.sql"))]
+    return sorted(dirs, key=version_key)
+
+
+def resolve(fmt: str, file_version: str, root: Path | None = None) -> QuerySet:
+    """Pick the query set for a file of `fmt` at `file_version`, inheriting missing files."""
+    base = (root or data_dir("queries")) / fmt
+    versions = available_versions(fmt, root)
+    if not versions:
+        raise UserError(f"no query sets installed for format {fmt!r}")
+    target = version_key(file_version)
+    eligible = [v for v in versions if version_key(v) <= target]
+    warnings: list[str] = []
+    if not eligible:
+        raise UserError(f"{fmt} schema {file_version} is older than every query set "
+                        f"({', '.join(versions)})")
+    chosen = eligible[-1]
+    if file_version != LEGACY and chosen == versions[-1] and target[:1] > version_key(chosen)[:1]:
+        warnings.append(f"{fmt} schema {file_version} is newer than every query set (newest: "
+                        f"{chosen}); results rest on the {chosen} queries")
+    qs = QuerySet(format=fmt, version=chosen, warnings=warnings)
+    for version in reversed(eligible):  # highest first: the first file found wins
+        for path in sorted((base / version).glob("*.sql")):
+            if path.stem not in qs.files:
+                qs.files[path.stem] = load_query_file(path, version)
+    return qs

@@ -1,0 +1,1 @@
+"""Declarative rules: YAML packs turn summary facts into candidate hypotheses with Amdahl bounds."""

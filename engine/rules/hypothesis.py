@@ -1,0 +1,81 @@
+"""The Hypothesis model shared by the rule engine, the LLM stage and the report.
+
+Amdahl bounds are computed here, by the engine, from the runtime fraction F of the span that the
+bottleneck owns: lower = 1/(1 − F/2) − 1 (half of it removed), upper = 1/(1 − F) − 1 (all of it
+removed), as percentages; both are None when F is None or F ≥ 1. Neither a rule template nor the
+LLM ever computes them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+BottleneckType = Literal["compute_bound", "memory_bound", "mpi_latency", "mpi_imbalance",
+                         "cpu_launch_overhead", "synchronization", "io", "other"]
+Impact = Literal["high", "medium", "low"]
+ActionCategory = Literal["runtime_config", "launch_config", "code_optimization", "algorithm"]
+Bucket = Literal["compute", "exposed_copy", "exposed_communication", "sync", "idle"]
+Source = Literal["rules", "llm"]
+
+
+class EvidenceValue(BaseModel):
+    """One number an evidence line cites, and where it came from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="metric or summary fact name, e.g. sync.cpu_blocked_ns")
+    value: float | int | str | None
+    unit: str | None = None
+    source: str = Field(description="where the value comes from: summary field path, rule metric, "
+                                    "or tool call id, with the relation and query file behind it")
+
+
+class Evidence(BaseModel):
+    """A sentence of evidence and the values it rests on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    values: list[EvidenceValue] = Field(default_factory=list)
+
+
+class Hypothesis(BaseModel):
+    """One candidate explanation of why the application is slow."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="unique within the report, e.g. H1")
+    rule_id: str | None = Field(description="rule that produced it (None for LLM-proposed)")
+    bottleneck_type: BottleneckType
+    bucket: Bucket = Field(description="time bucket the runtime fraction is claimed from")
+    phase: str | None = None
+    title: str
+    description: str
+    evidence: list[Evidence]
+    suggestion: str
+    expected_impact: Impact
+    action_category: ActionCategory
+    runtime_fraction_pct: float | None = Field(None, ge=0, le=100)
+    estimated_speedup_pct_lower: float | None = None
+    estimated_speedup_pct_upper: float | None = None
+    confidence: float = Field(ge=0, le=1)
+    source: Source = "rules"
+    next_capture: str | None = None
+    references: list[str] = Field(default_factory=list)
+
+
+def amdahl_bounds(fraction: float | None) -> tuple[float | None, float | None]:
+    """Return (lower, upper) speedup in percent for a runtime fraction F in [0, 1].
+
+    lower assumes half of F is removed, upper that all of it is; None where F is None or F >= 1
+    (removing all of the runtime has no finite speedup).
+    """
+    if fraction is None or fraction >= 1.0:
+        return (None, None)
+    if fraction < 0.0:
+        raise ValueError(f"runtime fraction {fraction} is negative")
+    lower = (1.0 / (1.0 - fraction / 2.0) - 1.0) * 100.0
+    upper = (1.0 / (1.0 - fraction) - 1.0) * 100.0
+    return (lower, upper)

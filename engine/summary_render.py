@@ -1,0 +1,110 @@
+"""Render a ProfileSummary as readable rich tables for `pa summary`.
+
+Rendering is the only place where integers become rounded text; what was skipped is printed as
+skipped, never as zero.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from engine.metrics.model import ProfileSummary
+
+
+def fmt_ns(ns: float | None) -> str:
+    """Human duration from nanoseconds, keeping small values visible (never '0.0 ms' for 3 µs)."""
+    if ns is None:
+        return "n/a"
+    a = abs(ns)
+    if a >= 1e9:
+        return f"{ns / 1e9:.3f} s"
+    if a >= 1e6:
+        return f"{ns / 1e6:.3f} ms"
+    if a >= 1e3:
+        return f"{ns / 1e3:.2f} µs"
+    return f"{ns:.0f} ns"
+
+
+def fmt_bytes(n: float | None) -> str:
+    """Human size in decimal units."""
+    if n is None:
+        return "n/a"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+def fmt_pct(p: float | None) -> str:
+    """Percentage with one decimal, or n/a."""
+    return "n/a" if p is None else f"{p:.1f} %"
+
+
+def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
+    """Print the summary as a sequence of tables."""
+    c = console or Console()
+    p = s.profile
+    c.print(f"[bold]{p.file_name}[/bold]  {p.format} schema {p.schema_version} "
+            f"(query set {p.query_set}), host {p.host_name or 'unknown'}")
+    c.print(f"span {fmt_ns(s.span_ns)}; GPU: {s.gpu.kernel_count} kernels, kernel time "
+            f"{fmt_ns(s.gpu.kernel_time_ns)}, busy {fmt_ns(s.gpu.busy_ns)} on {s.gpu.device_count} "
+            f"device(s), utilisation {fmt_pct(s.gpu.utilization_pct)}")
+    t = Table(title="Devices")
+    for col in ("id", "name", "used", "kernels", "kernel time", "busy", "util", "concurrency"):
+        t.add_column(col)
+    for d in s.devices:
+        t.add_row(str(d.id), d.name or "?", "yes" if d.used else "no", str(d.kernel_count),
+                  fmt_ns(d.kernel_time_ns), fmt_ns(d.busy_ns), fmt_pct(d.utilization_pct),
+                  "n/a" if d.kernel_concurrency is None else f"{d.kernel_concurrency:.2f}")
+    c.print(t)
+    if s.kernels:
+        t = Table(title=f"Top kernels (of {len(s.kernels)})")
+        for col in ("kernel", "count", "total", "mean", "std", "share", "grid", "block", "wave fill"):
+            t.add_column(col)
+        for k in s.kernels[:15]:
+            t.add_row((k.short_name or k.name)[:60], str(k.count), fmt_ns(k.total_ns), fmt_ns(k.mean_ns),
+                      fmt_ns(k.std_ns), fmt_pct(k.share_of_gpu_time_pct), str(k.grid), str(k.block),
+                      "n/a" if k.wave_fill_ratio is None else f"{k.wave_fill_ratio:.2f}")
+        c.print(t)
+    for g in s.idle_gaps:
+        t = Table(title=f"Idle gaps, device {g.device}: {g.gap_count} gaps, idle {fmt_ns(g.idle_ns)} "
+                        f"of window {fmt_ns(g.window_ns)}; leading {fmt_ns(g.leading_idle_ns)}, "
+                        f"trailing {fmt_ns(g.trailing_idle_ns)}")
+        t.add_column("bucket")
+        t.add_column("count")
+        t.add_column("total")
+        for b in g.histogram:
+            t.add_row(b.label, str(b.count), fmt_ns(b.total_ns))
+        c.print(t)
+        for gap in g.largest[:5]:
+            c.print(f"  gap at +{fmt_ns(gap.start_ns)}: {fmt_ns(gap.duration_ns)}, host: {gap.host_activity}")
+    if s.copies:
+        t = Table(title=f"Copies: {s.copies.count}, {fmt_bytes(s.copies.bytes)}, exposed "
+                        f"{fmt_ns(s.copies.exposed_ns)}, pageable share {fmt_pct(s.copies.pageable_share_pct)}")
+        for col in ("direction", "src", "dst", "count", "bytes", "time", "bandwidth", "% of peak"):
+            t.add_column(col)
+        for cs in s.copies.by_kind:
+            bw = "n/a" if cs.effective_bandwidth_bps is None else f"{cs.effective_bandwidth_bps / 1e9:.2f} GB/s"
+            t.add_row(cs.direction, cs.src_kind, cs.dst_kind, str(cs.count), fmt_bytes(cs.bytes),
+                      fmt_ns(cs.total_ns), bw, fmt_pct(cs.bandwidth_pct_of_peak))
+        c.print(t)
+    if s.sync:
+        c.print(f"CPU blocked in sync: {fmt_ns(s.sync.cpu_blocked_ns)} ({fmt_pct(s.sync.cpu_blocked_pct_of_span)} "
+                f"of span) in {s.sync.call_count} calls")
+    if s.launch:
+        c.print(f"Launches: {s.launch.launch_count}, small-kernel fraction "
+                f"{'n/a' if s.launch.small_kernel_fraction is None else f'{s.launch.small_kernel_fraction:.2f}'}")
+        for la in s.launch.by_api[:5]:
+            c.print(f"  {la.name}: {la.count} calls, API mean {fmt_ns(la.api_mean_ns)}, launch latency "
+                    f"(idle queue, {la.idle_queue_launches}) median {fmt_ns(la.latency_median_ns)}")
+    if s.markers:
+        c.print(f"Markers: {s.markers.count} ranges, {s.markers.open_ranges} still open at capture end")
+    if s.mpi:
+        c.print(f"MPI: {s.mpi.call_count} calls, {fmt_ns(s.mpi.total_ns)} ({fmt_pct(s.mpi.pct_of_span)} of span)")
+    if s.overhead:
+        c.print(f"Profiler overhead: {fmt_ns(s.overhead.total_ns)} ({fmt_pct(s.overhead.pct_of_span)} of span)")
+    for w in s.warnings:
+        c.print(f"[yellow]warning:[/yellow] {w}")
+    for sk in s.skipped:
+        c.print(f"[dim]skipped {sk.what}: {sk.reason}[/dim]")

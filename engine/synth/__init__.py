@@ -1,0 +1,1 @@
+"""Synthetic profiles with planted behaviour: test fixtures, the bundled example, benchmarks."""

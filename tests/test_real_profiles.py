@@ -1,0 +1,126 @@
+"""Every real Nsight Systems export summarises, and its numbers match an independent computation.
+
+The reference here reads the raw export tables with plain SQL and merges intervals with a simple
+pure-Python sweep; it shares no code with engine.metrics or the query files.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from engine.metrics.summarize import summarize
+
+DIRECTION_BY_LABEL = {
+    "Host-to-Device": "HtoD", "Device-to-Host": "DtoH", "Device-to-Device": "DtoD",
+    "Peer-to-Peer": "PtoP", "Host-to-Host": "HtoH",
+}
+# CUPTI CUpti_ActivityMemcpyKind, for exports without ENUM tables.
+CUPTI_COPY_KIND = {1: "HtoD", 2: "DtoH", 8: "DtoD", 9: "HtoH", 10: "PtoP"}
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _reference_union(intervals: list[tuple[int, int]]) -> int:
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted(intervals):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        total += cur_e - cur_s
+    return total
+
+
+@pytest.fixture
+def ref(real_profile: Path):
+    conn = sqlite3.connect(f"file:{real_profile}?mode=ro&immutable=1", uri=True)
+    yield conn, _tables(conn)
+    conn.close()
+
+
+def test_kernel_count_time_and_top_kernels(real_profile, ref):
+    conn, tables = ref
+    s = summarize(real_profile)
+    if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables:
+        assert s.gpu.kernel_count == 0
+        assert any(k.what == "kernels" for k in s.skipped), "absent kernel table must be reported as skipped"
+        return
+    count, total = conn.execute(
+        'SELECT count(*), coalesce(sum("end" - start), 0) FROM CUPTI_ACTIVITY_KIND_KERNEL '
+        'WHERE "end" >= start').fetchone()
+    assert s.gpu.kernel_count == count
+    assert s.gpu.kernel_time_ns == total
+    top = conn.execute(
+        'SELECT v.value, sum(k."end" - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k '
+        'JOIN StringIds v ON v.id = k.demangledName GROUP BY k.demangledName ORDER BY 2 DESC LIMIT 5').fetchall()
+    got = {k.name: k.total_ns for k in s.kernels}
+    for name, ns in top:
+        assert got[name] == ns
+    assert sum(k.count for k in s.kernels) == count
+
+
+def test_busy_per_device_is_the_union_of_kernels_copies_and_memsets(real_profile, ref):
+    conn, tables = ref
+    s = summarize(real_profile)
+    per_device: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+        if t in tables:
+            for d, a, b in conn.execute(f'SELECT deviceId, start, "end" FROM {t} WHERE "end" >= start'):
+                per_device[d].append((a, b))
+    got = {d.id: d.busy_ns for d in s.devices if d.used}
+    assert set(got) == set(per_device)
+    for d, ivs in per_device.items():
+        assert got[d] == _reference_union(ivs)
+        assert got[d] <= s.span_ns
+    for d in s.devices:
+        if d.utilization_pct is not None:
+            assert 0 <= d.utilization_pct <= 100
+
+
+def test_copy_bytes_per_direction(real_profile, ref):
+    conn, tables = ref
+    s = summarize(real_profile)
+    if "CUPTI_ACTIVITY_KIND_MEMCPY" not in tables:
+        assert s.copies is None
+        return
+    expected: dict[str, int] = defaultdict(int)
+    if "ENUM_CUDA_MEMCPY_OPER" in tables:
+        rows = conn.execute('SELECT e.label, m.bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY m '
+                            'JOIN ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind WHERE m."end" >= m.start')
+        for label, b in rows:
+            expected[DIRECTION_BY_LABEL.get(label, label)] += b
+    else:
+        for kind, b in conn.execute('SELECT copyKind, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE "end" >= start'):
+            expected[CUPTI_COPY_KIND[kind]] += b
+    got = {t.direction: t.bytes for t in s.copies.by_direction}
+    assert got == dict(expected)
+
+
+def test_every_device_row_is_listed(real_profile, ref):
+    conn, tables = ref
+    s = summarize(real_profile)
+    if "TARGET_INFO_GPU" in tables and "id" in {r[1] for r in conn.execute("PRAGMA table_info(TARGET_INFO_GPU)")}:
+        ids = {r[0] for r in conn.execute("SELECT id FROM TARGET_INFO_GPU")}
+        assert ids <= {d.id for d in s.devices}, "every GPU row counts, not only the first"
+
+
+def test_profile_is_not_modified_and_no_sidecar_files(real_profile, tmp_path):
+    import hashlib
+    import shutil
+
+    work = tmp_path / real_profile.name  # a writable copy, so a sidecar file *could* appear
+    shutil.copy2(real_profile, work)
+    before = (hashlib.sha256(work.read_bytes()).hexdigest(), work.stat().st_mtime_ns)
+    summarize(work)
+    after = (hashlib.sha256(work.read_bytes()).hexdigest(), work.stat().st_mtime_ns)
+    assert before == after
+    assert sorted(p.name for p in tmp_path.iterdir()) == [real_profile.name]
