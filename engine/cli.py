@@ -76,11 +76,11 @@ def queries(profile: Path | None) -> None:
 
     conn = open_readonly(profile)
     try:
-        fmt = detect(conn, profile)
-        qs = resolve(fmt.format, fmt.schema_version)
+        detected = detect(conn, profile)
+        qs = resolve(detected.format, detected.schema_version)
     finally:
         conn.close()
-    click.echo(f"{profile.name}: {fmt.format} schema {fmt.schema_version} -> query set {qs.name}")
+    click.echo(f"{profile.name}: {detected.format} schema {detected.schema_version} -> query set {qs.name}")
     for relation, qf in sorted(qs.files.items()):
         inherited = "" if qf.version_dir == qs.version else f"  (inherited from {qf.version_dir})"
         click.echo(f"  {relation:<10} {qf.display_path}{inherited}")
@@ -120,6 +120,13 @@ def example(out: Path, scenario: str, fmt: str, list_only: bool) -> None:
         write_rocpd(scen, out)
     click.echo(f"wrote {out} ({fmt}, scenario {scenario})")
 
+
+from engine.cli_analyze import analyze, schema  # noqa: E402 - registered after the group exists
+
+for _cmd in (analyze, schema): main.add_command(_cmd)  # noqa: E701
+from engine.cli_rules import rules_group  # noqa: E402 - registered after the group exists
+
+main.add_command(rules_group)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

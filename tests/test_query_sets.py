@@ -50,10 +50,10 @@ def test_new_version_dir_only_needs_changed_files(tmp_path):
 def test_header_must_name_the_relation(tmp_path):
     f = tmp_path / "kernels.sql"
     f.write_text("SELECT 1")
-    with pytest.raises(UserError, match="no '-- relation:' header"):
+    with pytest.raises(UserError, match=r"no .-- relation:. header"):
         load_query_file(f, "x")
     f.write_text("-- relation: copies\nSELECT 1")
-    with pytest.raises(UserError, match="named kernels.sql"):
+    with pytest.raises(UserError, match=r"named kernels\.sql"):
         load_query_file(f, "x")
 
 

@@ -108,9 +108,12 @@ def test_copy_bytes_per_direction(real_profile, ref):
 def test_every_device_row_is_listed(real_profile, ref):
     conn, tables = ref
     s = summarize(real_profile)
-    if "TARGET_INFO_GPU" in tables and "id" in {r[1] for r in conn.execute("PRAGMA table_info(TARGET_INFO_GPU)")}:
-        ids = {r[0] for r in conn.execute("SELECT id FROM TARGET_INFO_GPU")}
-        assert ids <= {d.id for d in s.devices}, "every GPU row counts, not only the first"
+    if "TARGET_INFO_GPU" in tables and "cuDevice" in {r[1] for r in conn.execute("PRAGMA table_info(TARGET_INFO_GPU)")}:
+        rows = conn.execute("SELECT cuDevice, busLocation FROM TARGET_INFO_GPU").fetchall()
+        got = {d.id: d.bus_location for d in s.devices}
+        assert {c for c, _ in rows} <= set(got), "every GPU row counts, not only the first"
+        for cu, bus in rows:  # the device number the activity rows carry is the CUDA ordinal
+            assert got[cu] == bus
 
 
 def test_profile_is_not_modified_and_no_sidecar_files(real_profile, tmp_path):

@@ -46,7 +46,7 @@ class Ops:
 
     @property
     def duration(self) -> np.ndarray:
-        """end − start per operation."""
+        """End − start per operation."""
         return self.end - self.start
 
     def on(self, device: int) -> iv.Merged:
@@ -87,8 +87,10 @@ def stream_stats(kernels: Ops, copies: Ops, memsets: Ops, span_ns: int) -> list[
     start = np.concatenate([o.start for o in kinds])
     end = np.concatenate([o.end for o in kinds])
     kind = np.concatenate([np.full(len(o.start), i) for i, o in enumerate(kinds)])
-    pairs, inverse = np.unique(np.stack([dev, stream], axis=1), axis=0, return_inverse=True)
+    # (device, stream) as one int64 key: stream ids are only unique together with the device
+    keys, inverse = np.unique((dev << 32) | (stream & 0xFFFFFFFF), return_inverse=True)
     inverse = inverse.reshape(-1)
+    pairs = [(int(k >> 32), int(np.int64(k & 0xFFFFFFFF).astype(np.int32))) for k in keys]
     busy = iv.grouped_union_length(inverse, start, end)
     counts = np.zeros((len(pairs), 3), dtype=np.int64)
     np.add.at(counts, (inverse, kind), 1)

@@ -92,7 +92,7 @@ def launch_summary(rel: Relations, kernels: Ops, kernel_corr: np.ndarray, gpu_op
     api_start = calls[call_idx, 2]
     api_end = calls[call_idx, 3]
     api_name = calls[call_idx, 4]
-    prev_end = _previous_end_on_stream(gpu_ops, kernels, matched)
+    prev_end = _previous_end_on_stream(gpu_ops, len(kernels.start), matched)
     idle = prev_end < api_end
     latency = k_start - api_end
     small = int((k_dur < (api_end - api_start)).sum())
@@ -116,62 +116,52 @@ def launch_summary(rel: Relations, kernels: Ops, kernel_corr: np.ndarray, gpu_op
         api_time_ns=api_time, by_api=by_api)
 
 
-def _previous_end_on_stream(ops: Ops, kernels: Ops, kmask: np.ndarray) -> np.ndarray:
-    """For each selected kernel, the latest end of earlier operations on its (device, stream)."""
+def _previous_end_on_stream(ops: Ops, n_kernels: int, kmask: np.ndarray) -> np.ndarray:
+    """For each selected kernel, the latest end of earlier operations on its (device, stream).
+
+    `ops` holds the kernels first (indices 0..n_kernels-1), then copies and memsets. Sorting all
+    operations by (device, stream, start), the running maximum of `end` within a stream, shifted by
+    one, is the time the stream's queue drained before each operation.
+    """
     if not np.any(kmask):
         return np.zeros(0, dtype=np.int64)
-    # Sort all ops by (device, stream, start); running max of end within each group, shifted by one.
     order = np.lexsort((ops.start, ops.stream, ops.device))
-    dev, st, s, e = ops.device[order], ops.stream[order], ops.start[order], ops.end[order]
-    group_start = np.ones(len(s), dtype=bool)
+    dev, st, e = ops.device[order], ops.stream[order], ops.end[order]
+    group_start = np.ones(len(e), dtype=bool)
     group_start[1:] = (dev[1:] != dev[:-1]) | (st[1:] != st[:-1])
-    prev = np.full(len(s), np.iinfo(np.int64).min, dtype=np.int64)
-    # running max that restarts at each group: offset trick with group ids
-    gid = np.cumsum(group_start) - 1
-    run = e.copy()
-    for g_lo, g_hi in _group_bounds(group_start):
-        run[g_lo:g_hi] = np.maximum.accumulate(e[g_lo:g_hi])
-    prev[1:] = np.where(gid[1:] == gid[:-1], run[:-1], prev[1:])
-    # locate each selected kernel in the sorted ops (ops includes the kernels themselves)
-    key_sorted = np.stack([dev, st, s], axis=1)
-    kd, ks, kst = kernels.device[kmask], kernels.stream[kmask], kernels.start[kmask]
-    idx = _lex_search(key_sorted, kd, ks, kst)
-    return prev[idx]
-
-
-def _group_bounds(group_start: np.ndarray) -> list[tuple[int, int]]:
+    run = np.empty_like(e)
     starts = np.flatnonzero(group_start)
-    ends = np.append(starts[1:], len(group_start))
-    return list(zip(starts.tolist(), ends.tolist(), strict=True))
-
-
-def _lex_search(sorted_keys: np.ndarray, d: np.ndarray, s: np.ndarray, t: np.ndarray) -> np.ndarray:
-    # Encode (device, stream, start) ranks into one sortable int via structured view.
-    dt = np.dtype([("d", np.int64), ("s", np.int64), ("t", np.int64)])
-    hay = np.empty(len(sorted_keys), dtype=dt)
-    hay["d"], hay["s"], hay["t"] = sorted_keys[:, 0], sorted_keys[:, 1], sorted_keys[:, 2]
-    needle = np.empty(len(d), dtype=dt)
-    needle["d"], needle["s"], needle["t"] = d, s, t
-    return np.searchsorted(hay, needle, side="left")
+    for lo, hi in zip(starts.tolist(), np.append(starts[1:], len(e)).tolist(), strict=True):
+        run[lo:hi] = np.maximum.accumulate(e[lo:hi])
+    prev_sorted = np.full(len(e), np.iinfo(np.int64).min, dtype=np.int64)
+    prev_sorted[1:] = np.where(group_start[1:], prev_sorted[1:], run[:-1])
+    prev = np.empty_like(prev_sorted)
+    prev[order] = prev_sorted
+    return prev[:n_kernels][kmask]
 
 
 def marker_summary(rel: Relations, span_start: int) -> MarkerSummary:
     """NVTX/rocTX ranges by name, nesting depth per thread, and the top-level ranges."""
-    rows = rel.query(f"SELECT pid, tid, start, \"end\", coalesce(name, ''), domain FROM pa_markers "
-                     f"WHERE {VALID} ORDER BY pid, tid, start, \"end\" DESC")
+    # NVTX push/pop ranges form a stack per thread *and domain*; start/end ranges may cross
+    # threads and never nest, so they are always at depth 0.
+    rows = rel.query(f"SELECT pid, tid, start, \"end\", coalesce(name, ''), domain, kind FROM pa_markers "
+                     f"WHERE {VALID} ORDER BY pid, tid, coalesce(domain, ''), kind, start, \"end\" DESC")
     open_ranges = int(rel.query(f"SELECT count(*) FROM pa_markers WHERE NOT ({VALID})")[0][0])
     stats: dict[tuple[str, str | None], list[int]] = defaultdict(lambda: [0, 0, 0])
     top: list[TopLevelRange] = []
     stack: list[int] = []
-    current: tuple[int, int] | None = None
+    current: tuple[object, ...] | None = None
     top_count = 0
-    for pid, tid, start, end, name, domain in rows:
-        if (pid, tid) != current:
-            current, stack = (pid, tid), []
-        while stack and stack[-1] <= start:
-            stack.pop()
-        depth = len(stack)
-        stack.append(end)
+    for pid, tid, start, end, name, domain, kind in rows:
+        if (pid, tid, domain, kind) != current:
+            current, stack = (pid, tid, domain, kind), []
+        if kind == "push_pop":
+            while stack and stack[-1] <= start:
+                stack.pop()
+            depth = len(stack)
+            stack.append(end)
+        else:
+            depth = 0
         entry = stats[(name, domain)]
         entry[0] += 1
         entry[1] += end - start

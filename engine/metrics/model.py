@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.phases.model import PhaseSummary
+
 SUMMARY_SCHEMA_VERSION = "1.0"
 
 
@@ -282,7 +284,7 @@ class MarkerStats(_Model):
 
 
 class TopLevelRange(_Model):
-    """A range at nesting depth 0 on its thread."""
+    """A range at nesting depth 0 on its thread and domain (start/end ranges are always depth 0)."""
 
     pid: int
     tid: int
@@ -354,6 +356,8 @@ class ProfileSummary(_Model):
     markers: MarkerSummary | None = None
     mpi: MpiSummary | None = None
     overhead: OverheadSummary | None = None
+    phases: list[PhaseSummary] | None = Field(
+        None, description="non-overlapping phases of the timeline (markers or kernel mix); None: no kernels")
     host_side: dict[str, int] | None = Field(
         None, description="facts recovered from host API arguments when GPU activity tables are empty "
                           "(degraded capture); host-side, never GPU activity")

@@ -8,6 +8,7 @@ zero).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops, device_activity, idle_gaps, stream_stats
 from engine.metrics.kernels import kernel_stats
 from engine.metrics.model import (
+    CopyStats,
     CopySummary,
     DeviceGaps,
     DeviceSummary,
@@ -28,16 +30,18 @@ from engine.metrics.model import (
     SkippedItem,
 )
 from engine.metrics.transfers import copy_stats, host_link, memset_stats
+from engine.phases import DEFAULT_MAX_PHASES, detect_phases
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly, sha256_of
 from engine.profile.queryset import resolve
 from engine.profile.relations import Relations
 
+GPU_RELATIONS = ("kernels", "copies", "memsets")
 SPAN_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead")
 VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
 
 
-def summarize(path: Path, keep_paths: bool = False) -> ProfileSummary:
+def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSummary:
     """Open `path` read-only and compute its ProfileSummary."""
     path = Path(path)
     conn = open_readonly(path)
@@ -46,7 +50,7 @@ def summarize(path: Path, keep_paths: bool = False) -> ProfileSummary:
         qs = resolve(fmt.format, fmt.schema_version)
         rel = Relations.bind(conn, qs)
         return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
-                          keep_paths)
+                          keep_paths, max_phases)
     finally:
         conn.close()
 
@@ -63,23 +67,31 @@ def _ops(rel: Relations, relation: str, warnings: list[str],
         {c: cols[c] for c in extra}
 
 
-def _span(rel: Relations) -> tuple[int | None, int | None]:
+def _span(rel: Relations, fetched: list[Ops]) -> tuple[int | None, int | None]:
+    """First start and last end over every event of any kind.
+
+    GPU operations are already in memory; the host-side relations are asked in SQL.
+    """
+    starts = [int(o.start.min()) for o in fetched if len(o.start)]
+    ends = [int(o.end.max()) for o in fetched if len(o.end)]
     parts = [f"SELECT min(start) AS s, max(\"end\") AS e FROM pa_{r} WHERE {VALID}"
-             for r in SPAN_RELATIONS if rel.available(r)]
-    if not parts:
+             for r in SPAN_RELATIONS if r not in GPU_RELATIONS and rel.available(r)]
+    if parts:
+        row = rel.query("SELECT min(s), max(e) FROM (" + " UNION ALL ".join(parts) + ")")[0]
+        if row[0] is not None:
+            starts.append(int(row[0]))
+            ends.append(int(row[1]))
+    if not starts:
         return None, None
-    row = rel.query("SELECT min(s), max(e) FROM (" + " UNION ALL ".join(parts) + ")")[0]
-    return row[0], row[1]
+    return min(starts), max(ends)
 
 
-def _hardware(rel: Relations) -> dict[int, tuple[dict, HardwareLimits]]:
-    out: dict[int, tuple[dict, HardwareLimits]] = {}
+def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]]:
+    out: dict[int, tuple[dict[str, Any], HardwareLimits]] = {}
     if not rel.available("devices"):
         return out
-    cur = rel.conn.execute(rel._cte("SELECT * FROM pa_devices"))
-    names = [d[0] for d in cur.description]
-    for row in cur.fetchall():
-        r = dict(zip(names, row, strict=True))
+    for row in rel.rows("SELECT * FROM pa_devices"):
+        r: dict[str, Any] = dict(row)
         link, link_bw = host_link(r.get("name"), r.get("compute_capability"))
         hw = HardwareLimits(**{k: r.get(k) for k in HardwareLimits.model_fields
                                if k in r}, host_link=link, host_link_bandwidth_bps=link_bw)
@@ -88,17 +100,17 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict, HardwareLimits]]:
 
 
 def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version: str,
-               product_version: str | None, keep_paths: bool) -> ProfileSummary:
+               product_version: str | None, keep_paths: bool,
+               max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSummary:
     warnings: list[str] = list(rel.query_set.warnings)
     skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped]
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
-    span_start, span_end = _span(rel)
-    span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
-
     kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
     copies, _ = _ops(rel, "copies", warnings)
     memsets, _ = _ops(rel, "memsets", warnings)
+    span_start, span_end = _span(rel, [kernels, copies, memsets])
+    span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
     hardware = _hardware(rel)
     acts = device_activity(kernels, copies, memsets)
 
@@ -148,8 +160,15 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     copies_summary = None
     if rel.available("copies"):
         by_kind, by_dir = copy_stats(rel, hw_by_dev)
-        host_bytes = sum(t.bytes for t in by_dir if t.direction in ("HtoD", "DtoH", "HtoH"))
         pageable = sum(t.pageable_bytes for t in by_dir)
+        # Share over host-side copies whose host memory kind is known: rocpd records no
+        # pageable/pinned distinction, and "unknown" must not read as "0 % pageable".
+        host_bytes = sum(c.bytes for c in by_kind if c.direction in ("HtoD", "DtoH", "HtoH")
+                         and _host_kind(c) in ("pageable", "pinned", "managed"))
+        if not host_bytes and any(c.direction in ("HtoD", "DtoH") for c in by_kind):
+            skipped.append(SkippedItem(what="copies.pageable_share",
+                                       reason="the profile does not record whether host memory was "
+                                              "pageable or pinned"))
         copies_summary = CopySummary(
             count=len(copies.start), bytes=sum(t.bytes for t in by_dir), total_ns=int(copies.duration.sum()),
             busy_ns=sum(iv.length(a.copies) for a in acts.values()), exposed_ns=exposed_copy,
@@ -179,9 +198,16 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
         markers=host_metrics.marker_summary(rel, int(span_start or 0)) if rel.available("markers") else None,
         mpi=host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None,
         overhead=host_metrics.overhead_summary(rel, span) if rel.available("overhead") else None,
+        phases=detect_phases(rel, int(span_start), int(span_end), max_phases)
+        if span_start is not None and span_end is not None else None,
         skipped=skipped, warnings=warnings)
     _degraded_capture_checks(rel, summary)
     return summary
+
+
+def _host_kind(c: CopyStats) -> str:
+    """Memory kind of the host side of a host-device copy."""
+    return c.src_kind if c.direction in ("HtoD", "HtoH") else c.dst_kind
 
 
 def _single_rank(rel: Relations) -> int | None:
@@ -198,7 +224,8 @@ def _degraded_capture_checks(rel: Relations, summary: ProfileSummary) -> None:
     launches = summary.launch.launch_count
     memcpy_calls = 0
     if rel.available("api_calls"):
-        memcpy_calls = int(rel.query("SELECT count(*) FROM pa_api_calls WHERE kind IN ('memcpy', 'memcpy_async')")[0][0])
+        memcpy_calls = int(rel.query(
+            "SELECT count(*) FROM pa_api_calls WHERE kind IN ('memcpy', 'memcpy_async')")[0][0])
     if summary.gpu.kernel_count == 0 and (launches or memcpy_calls):
         kernels_note = "absent" if not rel.available("kernels") else "empty"
         summary.warnings.append(

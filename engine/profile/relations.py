@@ -23,7 +23,6 @@ from engine.profile.canonical import RELATIONS, column_names
 from engine.profile.detect import object_names
 from engine.profile.queryset import QueryFile, QuerySet
 
-
 TABLE_PREFIX = "pa_"
 
 
@@ -125,15 +124,24 @@ class Relations:
 
         Rows still open at the end of the capture (end NULL) or with end < start are excluded and
         counted; the count is returned so the caller can warn instead of poisoning sums. NULLs in
-        `extra` columns become -1.
+        `extra` columns become -1. One scan of the relation: filtering happens in numpy.
         """
         cols = ["start", "end", *extra]
-        select = ", ".join(["start", '"end"'] + [f"coalesce({c}, -1)" for c in extra])
-        valid = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
-        table = TABLE_PREFIX + relation
-        arr = self.fetch_ints(f"SELECT {select} FROM {table} WHERE {valid}", len(cols))
-        bad = int(self.query(f"SELECT count(*) FROM {table} WHERE NOT ({valid})")[0][0])
-        return {c: arr[:, i] for i, c in enumerate(cols)}, bad
+        missing = np.iinfo(np.int64).min
+        select = ", ".join([f"coalesce(start, {missing})", f'coalesce("end", {missing})']
+                           + [f"coalesce({c}, -1)" for c in extra])
+        arr = self.fetch_ints(f"SELECT {select} FROM {TABLE_PREFIX}{relation}", len(cols))
+        ok = (arr[:, 0] != missing) & (arr[:, 1] != missing) & (arr[:, 1] >= arr[:, 0])
+        bad = int(len(arr) - np.count_nonzero(ok))
+        if bad:
+            arr = arr[ok]
+        return {c: np.ascontiguousarray(arr[:, i]) for i, c in enumerate(cols)}, bad
+
+    def rows(self, sql: str, params: Sequence[object] = ()) -> list[dict[str, object]]:
+        """Run `sql` and return rows as dicts keyed by column name (small results only)."""
+        cur = self.conn.execute(self._cte(sql), tuple(params))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
 def _missing_requirement(qf: QueryFile, names: set[str],

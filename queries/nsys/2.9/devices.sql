@@ -1,8 +1,8 @@
 -- relation: devices
--- requires: TARGET_INFO_GPU(id, name, busLocation, l2CacheSize, totalMemory, memoryBandwidth, clockRate, smCount, threadsPerWarp, maxWarpsPerSm, maxThreadsPerBlock, maxBlocksPerSm, maxRegistersPerSm, maxShmemPerSm, maxShmemPerBlock, computeMajor, computeMinor)
--- description: every GPU the capture lists (not only the first row). The activity tables' deviceId matches TARGET_INFO_GPU.id, as in Nsight Systems' own gputrace reports. Units as exported: memoryBandwidth bytes/s, clockRate Hz.
+-- requires: TARGET_INFO_GPU(id, cuDevice, name, busLocation, l2CacheSize, totalMemory, memoryBandwidth, clockRate, smCount, threadsPerWarp, maxWarpsPerSm, maxThreadsPerBlock, maxBlocksPerSm, maxRegistersPerSm, maxShmemPerSm, maxShmemPerBlock, computeMajor, computeMinor)
+-- description: every GPU the capture lists (not only the first row). The activity tables' deviceId is the CUDA device ordinal, TARGET_INFO_GPU.cuDevice, not the row's own id: in the real 2024.5 Perlmutter export the kernels run on deviceId 0, which is cuDevice 0 at bus 0000:03:00.0 (the lowest PCI bus, CUDA's device 0) while id 0 is the GPU at 0000:c1:00.0. Units as exported: memoryBandwidth bytes/s, clockRate Hz.
 SELECT
-    id AS device,
+    coalesce(cuDevice, id) AS device,
     name AS name,
     busLocation AS bus_location,
     smCount AS sm_count,

@@ -1,0 +1,70 @@
+"""Benchmark: `pa summary --json` on a large generated Nsight Systems profile.
+
+Generates 1,000,000 kernels, 100,000 copies, 200,000 API calls and 50,000 NVTX ranges, then times
+`pa summary --json` (in a child process, so its peak RSS can be read) against a floor measured in
+the same run: plain sqlite3 fetching start, end, device, stream and name id of every kernel row.
+Target (issue 2): summary <= 3x the floor, peak memory <= 400 MB. Prints the ratio.
+
+Run: python benchmarks/summary_nsys.py [--kernels N] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def floor_fetch(path: Path) -> float:
+    """Seconds for one plain fetch of the kernel columns interval merging needs."""
+    t0 = time.perf_counter()
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    rows = conn.execute('SELECT start, "end", deviceId, streamId, demangledName '
+                        "FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchall()
+    conn.close()
+    assert rows
+    return time.perf_counter() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", type=int, default=1_000_000)
+    ap.add_argument("--copies", type=int, default=100_000)
+    ap.add_argument("--api-calls", type=int, default=200_000)
+    ap.add_argument("--nvtx", type=int, default=50_000)
+    ap.add_argument("--keep", type=Path, default=None, help="directory to keep the generated file in")
+    args = ap.parse_args()
+
+    from engine.synth.nsys_writer import write_nsys
+    from engine.synth.scenarios import scaled
+
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="pa-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "bench_nsys.sqlite"
+    if not path.exists():
+        t0 = time.perf_counter()
+        write_nsys(scaled(args.kernels, args.copies, args.api_calls, args.nvtx), path)
+        print(f"generated {path} ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s")
+
+    floor_fetch(path)  # warm the page cache so both measurements read from memory
+    floor = min(floor_fetch(path) for _ in range(3))
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "engine.cli", "summary", "--json", str(path)],
+                   check=True, stdout=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - t0
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    ratio = elapsed / floor
+    print(f"floor (plain sqlite3 fetch of {args.kernels} kernel rows): {floor:.2f} s")
+    print(f"pa summary --json: {elapsed:.2f} s, peak RSS {peak_mb:.0f} MB")
+    print(f"ratio: {ratio:.2f}x the floor (target <= 3x); memory target <= 400 MB: "
+          f"{'met' if ratio <= 3 and peak_mb <= 400 else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""`pa analyze`: profile(s) → summary → rules → [LLM hook] → validated report → rendering.
+
+The pipeline is a straight line of function calls so each step can be tested and replaced:
+`summarize` (metrics), `evaluate` (rules), `run_llm_stage` (issue 6 hook, a no-op until the LLM
+stage exists, and always skipped with --no-llm), `build_report`, `validate_report` (schema gate:
+a failure is a bug, exit 3, nothing rendered), `render`. Also the hidden `pa schema` command that
+prints the generated report / summary JSON Schemas committed under schemas/.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from pydantic import ValidationError
+
+from engine.errors import InternalError, PaError, UserError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_line_errors(func: F) -> F:
+    """Turn a PaError into one stderr line and its exit code, as engine.cli does.
+
+    Not imported from engine.cli: engine.cli imports this module, and `python -m engine.cli` would
+    then import a half-initialised copy of itself.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except PaError as exc:
+            click.echo(f"pa: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except BrokenPipeError:
+            sys.exit(0)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@dataclass
+class _NoRules:
+    """Stand-in RuleResult when the rule engine is not installed: nothing fired, and it says so."""
+
+    hypotheses: list[Any] = field(default_factory=list)
+    skipped: list[Any] = field(default_factory=list)
+    packs: list[Any] = field(default_factory=list)
+    outcomes: list[Any] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    buckets: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Skip:
+    what: str
+    reason: str
+
+
+def run_rules(summary: Any, site_packs: Sequence[Path], keep_paths: bool) -> Any:
+    """Evaluate the built-in and site rule packs on `summary` (engine.rules.engine)."""
+    try:
+        engine = importlib.import_module("engine.rules.engine")
+    except ModuleNotFoundError as exc:
+        if exc.name != "engine.rules.engine":
+            raise
+        if site_packs:
+            raise UserError("--rules given but the rule engine is not available in this build") from exc
+        return _NoRules(skipped=[_Skip("all rules", "rule engine not available in this build")])
+    ruleset = engine.load_ruleset(site_packs=tuple(site_packs), keep_paths=keep_paths)
+    return engine.evaluate(summary, ruleset)
+
+
+def choose_format(fmt: str | None, output: Path | None) -> str:
+    """--format wins; else the extension of -o; else text (the terminal default)."""
+    from engine.report.render import EXTENSIONS
+
+    if fmt:
+        return fmt
+    if output is not None:
+        by_ext = {ext: name for name, ext in EXTENSIONS.items()}
+        by_ext[".markdown"] = "markdown"
+        by_ext[".htm"] = "html"
+        if output.suffix.lower() in by_ext:
+            return by_ext[output.suffix.lower()]
+    return "text"
+
+
+def output_path(output: Path, fmt: str) -> Path:
+    """-o FILE as given, or with the format's extension when FILE has none."""
+    from engine.report.render import EXTENSIONS
+
+    return output if output.suffix else output.with_name(output.name + EXTENSIONS[fmt])
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write the whole rendering or nothing: a half-written report must never be left behind."""
+    parent = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)   # mkstemp creates 0600; a report is an ordinary file
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (), keep_paths: bool = False,
+                     llm_enabled: bool = False, model: str | None = None, base_url: str | None = None,
+                     command_line: Sequence[str] = (), started: float | None = None) -> dict[str, Any]:
+    """Run the whole pipeline and return the validated report document (a JSON-ready dict)."""
+    from engine.metrics.summarize import summarize
+    from engine.report.assemble import RunInfo, build_report, primary_index
+    from engine.report.llm_hook import LlmOptions, run_llm_stage
+    from engine.report.schema import validate_report
+
+    t0 = time.monotonic() if started is None else started
+    summaries = [summarize(p, keep_paths=keep_paths) for p in profiles]
+    main_summary = summaries[primary_index(summaries)]
+    rule_result = run_rules(main_summary, site_packs, keep_paths)
+    # ---- HOOK (issue 6): the LLM stage refines/re-ranks the rules' hypotheses, or returns None. ----
+    llm, llm_reason = run_llm_stage(main_summary, rule_result,
+                                    LlmOptions(enabled=llm_enabled, model=model, base_url=base_url))
+    try:
+        report = build_report(summaries, rule_result,
+                              RunInfo(command_line=list(command_line), keep_paths=keep_paths,
+                                      duration_s=time.monotonic() - t0),
+                              llm=llm, llm_reason=llm_reason or None)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first.get("loc", ())))
+        raise InternalError(f"bug: the report model rejected its input at {where}: {first.get('msg')}") \
+            from exc
+    return validate_report(report)
+
+
+@click.command("analyze")
+@click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "markdown", "html", "json"]),
+              default=None, help="Output format (default: from -o's extension, else text).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Write the report to FILE (the format's extension is added when FILE has none).")
+@click.option("--rules", "site_packs", multiple=True, type=click.Path(path_type=Path),
+              help="Site rule pack (YAML), applied after the built-in packs; repeatable.")
+@click.option("--templates", "templates_dir", type=click.Path(path_type=Path), default=None,
+              help="Directory of site templates (report.txt.j2, report.md.j2, report.html.j2).")
+@click.option("--keep-paths", is_flag=True, help="Keep absolute paths in the report.")
+@click.option("--no-llm", is_flag=True, help="Rules only: skip the LLM stage.")
+@click.option("--model", default=None, help="LLM model (LLM stage).")
+@click.option("--base-url", default=None, help="LLM endpoint (LLM stage).")
+@one_line_errors
+def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, site_packs: tuple[Path, ...],
+            templates_dir: Path | None, keep_paths: bool, no_llm: bool, model: str | None,
+            base_url: str | None) -> None:
+    """Analyse PROFILE(s) and write a ranked, auditable report (several files: one per rank)."""
+    from engine.report.render import render
+
+    started = time.monotonic()
+    is_tty = output is None and sys.stdout.isatty()
+    fmt = choose_format(fmt, output)
+    doc = analyze_profiles(profiles, site_packs=site_packs, keep_paths=keep_paths, llm_enabled=not no_llm,
+                           model=model, base_url=base_url, command_line=["pa", *sys.argv[1:]],
+                           started=started)
+    text = render(doc, fmt, templates_dir=templates_dir, color=is_tty)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    path = output_path(output, fmt)
+    _write_atomically(path, text)
+    click.echo(f"wrote {path.name if not keep_paths else path} ({fmt})", err=True)
+
+
+@click.command("schema", hidden=True)
+@click.argument("which", type=click.Choice(["report", "summary"]))
+@one_line_errors
+def schema(which: str) -> None:
+    """Print the generated JSON Schema (report or summary) as committed under schemas/."""
+    from engine.report.schema import build_report_schema, build_summary_schema, dump_schema
+
+    click.echo(dump_schema(build_report_schema() if which == "report" else build_summary_schema()), nl=False)

@@ -1,0 +1,126 @@
+"""`pa rules list|show|validate|explain`: inspect the rule packs and why a rule fired or not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from engine.cli import one_line_errors
+
+_SITE = click.option("--rules", "site_packs", multiple=True, type=click.Path(path_type=Path),
+                     help="Site rule pack layered over the built-in ones (repeatable, in order).")
+
+
+# A plain Group object (not a decorated function) so its type is known across the import cycle
+# with engine.cli, which registers it.
+rules_group: click.Group = click.Group(
+    "rules", help="Inspect, validate and explain the declarative rule packs.")
+
+
+@rules_group.command("list")
+@_SITE
+@one_line_errors
+def list_rules(site_packs: tuple[Path, ...]) -> None:
+    """List every rule with its pack, bottleneck type and state."""
+    from engine.rules.engine import load_ruleset
+
+    rs = load_ruleset(site_packs)
+    for p in rs.packs:
+        click.echo(f"pack {p.order}: {p.name:<10} {p.path}  sha256:{p.sha256[:12]}")
+    for r in sorted(rs.rules.values(), key=lambda r: r.id):
+        state = f"disabled by {rs.disabled[r.id]}" if r.id in rs.disabled else r.pack
+        click.echo(f"{r.id:<18} {r.bottleneck_type:<20} {r.title}  [{state}]")
+
+
+@rules_group.command("show")
+@click.argument("rule_id")
+@_SITE
+@one_line_errors
+def show(rule_id: str, site_packs: tuple[Path, ...]) -> None:
+    """Show one rule as the engine sees it after layering, with the params it uses."""
+    import yaml
+
+    from engine.errors import UserError
+    from engine.rules.engine import load_ruleset
+
+    rs = load_ruleset(site_packs)
+    if rule_id not in rs.rules:
+        raise UserError(f"unknown rule {rule_id!r}; known: {', '.join(sorted(rs.rules))}")
+    r = rs.rules[rule_id]
+    click.echo(f"# from {r.pack}" + (f" (disabled by {rs.disabled[r.id]})" if r.id in rs.disabled else ""))
+    click.echo(yaml.safe_dump(r.raw, sort_keys=False, allow_unicode=True).rstrip())
+    used = sorted(n for n in _names_of(r) if n in rs.params)
+    if used:
+        click.echo("# params:")
+        for n in used:
+            p = rs.params[n]
+            over = f" (overridden by {p.overridden_by})" if p.overridden_by else ""
+            click.echo(f"#   {n} = {p.value} {p.unit or ''}{over}: {p.description}")
+
+
+def _names_of(rule: object) -> set[str]:
+    from engine.rules.loader import Rule
+
+    assert isinstance(rule, Rule)
+    names = set(rule.when.names)
+    if rule.runtime_fraction is not None:
+        names |= rule.runtime_fraction.names
+    return names
+
+
+@rules_group.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@one_line_errors
+def validate(files: tuple[Path, ...]) -> None:
+    """Validate site pack FILES (schema, expressions, templates, references) layered on the built-ins."""
+    from engine.rules.engine import load_ruleset
+
+    rs = load_ruleset(files)
+    site = [p for p in rs.packs if not p.builtin]
+    for p in site:
+        click.echo(f"ok: {p.path} (pack {p.name}, sha256 {p.sha256[:12]})")
+    click.echo(f"{len(rs.rules)} rules, {len(rs.disabled)} disabled, {len(rs.params)} params, "
+               f"{len(rs.metrics)} metrics")
+
+
+@rules_group.command("explain")
+@click.argument("rule_id")
+@click.argument("profile", type=click.Path(path_type=Path))
+@_SITE
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+@one_line_errors
+def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: bool) -> None:
+    """Say why RULE_ID did or did not fire on PROFILE, with the values it saw."""
+    from engine.errors import UserError
+    from engine.metrics.summarize import summarize
+    from engine.rules.engine import evaluate, load_ruleset
+
+    rs = load_ruleset(site_packs)
+    if rule_id not in rs.rules:
+        raise UserError(f"unknown rule {rule_id!r}; known: {', '.join(sorted(rs.rules))}")
+    result = evaluate(summarize(profile), rs)
+    outcome = next(o for o in result.outcomes if o.rule_id == rule_id)
+    rule = rs.rules[rule_id]
+    hyp = next((h for h in result.hypotheses if h.rule_id == rule_id), None)
+    inputs = sorted(_names_of(rule))
+    inputs_seen = {n: result.metrics.get(n, rs.params[n].value if n in rs.params else None)
+                   for n in inputs}
+    data = {"rule_id": rule_id, "status": outcome.status, "reason": outcome.reason,
+            "when": rule.when.source, "values": outcome.values, "inputs": inputs_seen,
+            "hypothesis": hyp.model_dump() if hyp else None}
+    if as_json:
+        click.echo(json.dumps(data, indent=2, default=str))
+        return
+    reason = f" ({outcome.reason})" if outcome.reason else ""
+    click.echo(f"{rule_id} on {profile.name}: {outcome.status}{reason}")
+    click.echo(f"  when: {rule.when.source}")
+    for n, v in inputs_seen.items():
+        click.echo(f"    {n} = {v!r}")
+    for n, v in outcome.values.items():
+        click.echo(f"  {n} = {v!r}")
+    if hyp:
+        click.echo(f"  -> {hyp.id} {hyp.title}: {hyp.expected_impact} impact, "
+                   f"fraction {hyp.runtime_fraction_pct}, speedup {hyp.estimated_speedup_pct_lower}"
+                   f"..{hyp.estimated_speedup_pct_upper} %")

@@ -1,0 +1,259 @@
+"""The conversation: tool-calling turns through the provider's SDK, then one validated answer.
+
+Loop (`converse`): the model gets the pre-seeded context and the read-only tools; each turn it may
+call tools, whose (redacted) results are sent back. Before the last tool turn a wrap-up note is
+added; the final turn is forced and has no tools: the whole exchange (context plus every tool call
+and result) is sent once more as plain text and the answer is requested through `instructor`
+(`response_model=LlmAnswer`), which validates it and retries with the validation errors.
+Flattening the tool exchange into text for the final turn keeps that turn identical across
+providers (no provider-specific rules about tool blocks in a request without tools).
+
+Transport: the official SDKs (openai, anthropic, google-genai) on an `httpx2.Client` whose event
+hooks write `--log` JSON lines for every request and response as they happen (bodies only, never
+headers, so never the API key). Timeouts, 429 and 5xx are retried by the SDK with exponential
+backoff (`max_retries`, honouring retry-after); anything still failing raises, and the stage turns
+it into the rules-only report with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from engine.llm.context import FINAL_INSTRUCTION, WRAP_UP
+from engine.llm.output import LlmAnswer
+from engine.llm.providers import LlmSettings, Target
+from engine.llm.tools import TOOL_SPECS, ToolBox
+
+
+@dataclass
+class Usage:
+    """Token use and counts, for provenance."""
+
+    turns: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass
+class ToolCall:
+    """One tool call requested by the model."""
+
+    id: str
+    name: str
+    arguments: Any
+
+
+@dataclass
+class Turn:
+    """One model response of the tool phase."""
+
+    text: str
+    calls: list[ToolCall] = field(default_factory=list)
+
+
+class JsonlLog:
+    """`--log FILE`: one JSON object per HTTP request/response, flushed as it happens."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._fh = path.open("a", encoding="utf-8") if path else None
+        self.path = path
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append one record (no-op without --log)."""
+        if self._fh is not None:
+            self._fh.write(json.dumps({"t": round(time.time(), 3), **record}, default=str) + "\n")
+            self._fh.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        if self._fh is not None:
+            self._fh.close()
+
+
+def _body(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def http_client(log: JsonlLog, timeout_s: float) -> httpx2.Client:
+    """An httpx2 client whose hooks log every request and response body (never headers)."""
+
+    def on_request(request: httpx2.Request) -> None:
+        log.write({"kind": "request", "method": request.method, "url": str(request.url),
+                   "body": _body(request.content)})
+
+    def on_response(response: httpx2.Response) -> None:
+        response.read()
+        log.write({"kind": "response", "status": response.status_code, "url": str(response.request.url),
+                   "body": _body(response.content)})
+
+    return httpx2.Client(timeout=timeout_s, event_hooks={"request": [on_request], "response": [on_response]})
+
+
+class OpenAIAdapter:
+    """OpenAI Chat Completions (also vLLM, llama.cpp, Ollama through their compatible endpoint)."""
+
+    def __init__(self, target: Target, settings: LlmSettings, http: httpx2.Client) -> None:
+        import instructor
+        import openai
+
+        self.target = target
+        self.client = openai.OpenAI(api_key=target.api_key, base_url=target.base_url, http_client=http,
+                                    timeout=settings.timeout_s, max_retries=settings.max_retries)
+        self.instructor = instructor.from_openai(self.client, mode=instructor.Mode.TOOLS)
+        self.messages: list[dict[str, Any]] = []
+        self.tools = [{"type": "function", "function": t} for t in TOOL_SPECS]
+
+    def start(self, system: str, user: str) -> None:
+        """Seed the conversation."""
+        self.messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def step(self, usage: Usage) -> Turn:
+        """One model turn with tools available."""
+        resp = self.client.chat.completions.create(model=self.target.model, messages=self.messages,  # type: ignore[arg-type]
+                                                   tools=self.tools)  # type: ignore[arg-type]
+        if resp.usage is not None:
+            usage.input_tokens += resp.usage.prompt_tokens
+            usage.output_tokens += resp.usage.completion_tokens
+        msg = resp.choices[0].message
+        self.messages.append(msg.model_dump(exclude_none=True))
+        calls = [ToolCall(c.id, c.function.name, c.function.arguments)  # type: ignore[union-attr]
+                 for c in msg.tool_calls or [] if getattr(c, "function", None) is not None]
+        return Turn(text=msg.content or "", calls=calls)
+
+    def tool_results(self, results: list[tuple[ToolCall, str]], note: str | None) -> None:
+        """Send tool results back (and the wrap-up note, if any)."""
+        for call, text in results:
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+        if note:
+            self.messages.append({"role": "user", "content": note})
+
+    def final(self, system: str, user: str, retries: int, usage: Usage) -> LlmAnswer:
+        """The forced final turn: validated structured output, no tools."""
+        answer, completion = self.instructor.create_with_completion(
+            model=self.target.model, response_model=LlmAnswer, max_retries=retries,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+        u = getattr(completion, "usage", None)
+        if u is not None:
+            usage.input_tokens += u.prompt_tokens or 0
+            usage.output_tokens += u.completion_tokens or 0
+        return answer
+
+
+class AnthropicAdapter:
+    """Anthropic Messages API."""
+
+    max_tokens = 4096
+
+    def __init__(self, target: Target, settings: LlmSettings, http: httpx2.Client) -> None:
+        import anthropic
+        import instructor
+
+        self.target = target
+        self.client = anthropic.Anthropic(api_key=target.api_key, base_url=target.base_url, http_client=http,
+                                          timeout=settings.timeout_s, max_retries=settings.max_retries)
+        self.instructor = instructor.from_anthropic(self.client, mode=instructor.Mode.ANTHROPIC_TOOLS)
+        self.system = ""
+        self.messages: list[dict[str, Any]] = []
+        self.tools = [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
+                      for t in TOOL_SPECS]
+
+    def start(self, system: str, user: str) -> None:
+        """Seed the conversation."""
+        self.system = system
+        self.messages = [{"role": "user", "content": user}]
+
+    def step(self, usage: Usage) -> Turn:
+        """One model turn with tools available."""
+        resp = self.client.messages.create(model=self.target.model, system=self.system,
+                                           messages=self.messages,  # type: ignore[arg-type]
+                                           tools=self.tools, max_tokens=self.max_tokens)  # type: ignore[arg-type]
+        usage.input_tokens += resp.usage.input_tokens
+        usage.output_tokens += resp.usage.output_tokens
+        blocks = [b.model_dump(exclude_none=True) for b in resp.content]
+        self.messages.append({"role": "assistant", "content": blocks})
+        calls = [ToolCall(b["id"], b["name"], b.get("input") or {})
+                 for b in blocks if b.get("type") == "tool_use"]
+        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        return Turn(text=text, calls=calls)
+
+    def tool_results(self, results: list[tuple[ToolCall, str]], note: str | None) -> None:
+        """Tool results go back in one user message, with the wrap-up note as a text block."""
+        content: list[dict[str, Any]] = [{"type": "tool_result", "tool_use_id": c.id, "content": t}
+                                         for c, t in results]
+        if note:
+            content.append({"type": "text", "text": note})
+        self.messages.append({"role": "user", "content": content})
+
+    def final(self, system: str, user: str, retries: int, usage: Usage) -> LlmAnswer:
+        """The forced final turn: validated structured output, no tools."""
+        answer, completion = self.instructor.create_with_completion(
+            model=self.target.model, response_model=LlmAnswer, max_retries=retries, system=system,
+            max_tokens=self.max_tokens, messages=[{"role": "user", "content": user}])
+        u = getattr(completion, "usage", None)
+        if u is not None:
+            usage.input_tokens += getattr(u, "input_tokens", 0) or 0
+            usage.output_tokens += getattr(u, "output_tokens", 0) or 0
+        return answer
+
+
+Adapter = OpenAIAdapter | AnthropicAdapter
+
+
+def make_adapter(target: Target, settings: LlmSettings, http: httpx2.Client) -> Adapter:
+    """The SDK adapter for the target's provider."""
+    if target.provider == "openai":
+        return OpenAIAdapter(target, settings, http)
+    if target.provider == "anthropic":
+        return AnthropicAdapter(target, settings, http)
+    raise NotImplementedError(f"provider {target.provider!r} is not implemented yet (see docs/llm.md)")
+
+
+def converse(adapter: Adapter, system: str, user: str, tools: ToolBox, settings: LlmSettings,
+             usage: Usage, transcript: Callable[[dict[str, Any]], None]) -> LlmAnswer:
+    """Run the tool turns, then the forced final turn; return the validated answer.
+
+    max_turns counts model requests including the final one, so at most max_turns − 1 tool turns.
+    """
+    adapter.start(system, user)
+    exchange: list[str] = []
+    tool_turns = max(0, settings.max_turns - 1)
+    for n in range(tool_turns):
+        turn = adapter.step(usage)
+        usage.turns += 1
+        transcript({"turn": usage.turns, "role": "assistant", "text": turn.text,
+                    "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                                   for c in turn.calls]})
+        if turn.text:
+            exchange.append(f"[assistant] {turn.text}")
+        if not turn.calls:
+            break
+        results = []
+        for call in turn.calls:
+            text = tools.run(call.id, call.name, call.arguments)
+            usage.tool_calls += 1
+            results.append((call, text))
+            args = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+            exchange.append(f"[tool call {call.id}] {call.name}({tools.redactor.text(args)}) -> {text}")
+            transcript({"turn": usage.turns, "role": "tool", "id": call.id, "name": call.name,
+                        "result": text})
+        note = WRAP_UP if n == tool_turns - 2 else None
+        adapter.tool_results(results, note)
+    final_user = user
+    if exchange:
+        final_user += "\n<tool-exchange>\n" + "\n".join(exchange) + "\n</tool-exchange>"
+    final_user += "\n" + FINAL_INSTRUCTION
+    answer = adapter.final(system, final_user, settings.validation_retries, usage)
+    usage.turns += 1
+    transcript({"turn": usage.turns, "role": "final", "answer": answer.model_dump()})
+    return answer

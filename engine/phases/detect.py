@@ -1,0 +1,257 @@
+"""Phase detection on one profile: NVTX/rocTX phases when markers tile the timeline, else kernel mix.
+
+    phases = detect_phases(rel, span_start, span_end, max_phases=8)
+
+1. Markers: the top-level ranges (depth 0) of the thread whose top-level ranges cover most of the
+   span; consecutive ranges with the same name form one run ("iteration" × 500 is one phase). When
+   the runs cover at least MARKER_COVERAGE of the span and there are 2 … max_phases of them, each
+   run is a phase, extended back to the end of the previous one (the first to the span start, the
+   last to the span end) so the phases tile the span.
+2. Otherwise the kernel-mix segmentation of `engine.phases.segment` over the span.
+
+Every phase's metrics clip events to the phase (an event straddling a boundary counts in both, for
+the part inside each), so phase totals add up to the profile's. The first of several phases is
+marked warm-up when its marker says so (init, warmup, setup, startup) or its GPU utilisation is
+below WARMUP_UTIL_RATIO × that of the rest of the run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.metrics import intervals as iv
+from engine.phases.model import PhaseKernel, PhaseSummary
+from engine.phases.segment import (
+    DEFAULT_WINDOWS,
+    TOP_COMPONENTS,
+    clipped_time,
+    optimal_segmentation,
+    window_mix,
+)
+from engine.profile.relations import Relations
+
+DEFAULT_MAX_PHASES = 8
+MARKER_COVERAGE = 0.6
+IDLE_LABEL_BUSY = 0.05
+WARMUP_UTIL_RATIO = 0.5
+WARMUP_WORDS = re.compile(r"warm|init|setup|start", re.IGNORECASE)
+MIN_KERNELS_PER_WINDOW = 4
+TOP_KERNELS_LISTED = 5
+VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Phase boundaries on the profile clock: edges[0] = span start … edges[-1] = span end."""
+
+    edges: list[int]
+    source: str
+    markers: list[str | None]
+    window_ns: int | None = None
+
+
+def detect_phases(rel: Relations, span_start: int, span_end: int, max_phases: int = DEFAULT_MAX_PHASES,
+                  windows: int = DEFAULT_WINDOWS) -> list[PhaseSummary] | None:
+    """Phases of the profile, or None when there are no kernels to segment (nothing to say)."""
+    if not rel.available("kernels") or span_end <= span_start:
+        return None
+    k, _ = rel.intervals("kernels", ("name_id", "device"))
+    if len(k["start"]) == 0:
+        return None
+    names = {int(r[0]): (str(r[1]), r[2]) for r in
+             rel.query("SELECT name_id, max(name), max(short_name) FROM pa_kernels GROUP BY name_id")}
+    cut = marker_cut(rel, span_start, span_end, max_phases) if max_phases > 1 else None
+    if cut is None:
+        cut = mix_cut(k, span_start, span_end, max_phases, windows)
+    return phase_metrics(rel, cut, k, names, span_start)
+
+
+def _top_level_runs(rel: Relations) -> list[list[tuple[str, int, int]]]:
+    """Per thread: runs (name, start, end) of consecutive same-named top-level ranges."""
+    rows = rel.query(f"SELECT pid, tid, start, \"end\", coalesce(name, '') FROM pa_markers WHERE {VALID} "
+                     "ORDER BY pid, tid, start, \"end\" DESC")
+    by_thread: dict[tuple[int, int], list[tuple[str, int, int]]] = defaultdict(list)
+    last_end: dict[tuple[int, int], int] = {}
+    for pid, tid, start, end, name in rows:
+        key = (pid, tid)
+        if key in last_end and start < last_end[key]:
+            continue                      # nested inside the current top-level range
+        last_end[key] = end
+        runs = by_thread[key]
+        if runs and runs[-1][0] == name:
+            runs[-1] = (name, runs[-1][1], end)
+        else:
+            runs.append((name, start, end))
+    return list(by_thread.values())
+
+
+def marker_cut(rel: Relations, span_start: int, span_end: int, max_phases: int) -> Cut | None:
+    """Phases from top-level NVTX/rocTX ranges when they tile most of the span (see module docs).
+
+    Among threads with 2 … max_phases runs covering ≥ MARKER_COVERAGE of the span, the one covering
+    the most wins (a thread with one range around the whole run says nothing about phases).
+    """
+    if not rel.available("markers"):
+        return None
+    best: tuple[int, list[tuple[str, int, int]]] | None = None
+    for runs in _top_level_runs(rel):
+        if not 2 <= len(runs) <= max_phases:
+            continue
+        covered = iv.union_length(np.array([s for _, s, _ in runs]), np.array([e for _, _, e in runs]))
+        if covered >= MARKER_COVERAGE * (span_end - span_start) and (best is None or covered > best[0]):
+            best = (covered, runs)
+    if best is None:
+        return None
+    runs = best[1]
+    edges = [span_start] + [max(span_start, min(s, span_end)) for _, s, _ in runs[1:]] + [span_end]
+    if any(b <= a for a, b in itertools.pairwise(edges)):
+        return None
+    return Cut(edges, "markers", [n for n, _, _ in runs])
+
+
+def mix_cut(k: dict[str, np.ndarray], span_start: int, span_end: int, max_phases: int,
+            windows: int) -> Cut:
+    """Phases from the kernel-mix segmentation of [span_start, span_end) (engine.phases.segment)."""
+    n = max(1, min(windows, len(k["start"]) // MIN_KERNELS_PER_WINDOW, span_end - span_start))
+    if max_phases <= 1 or n < 2:
+        return Cut([span_start, span_end], "single", [None])
+    totals: dict[int, int] = defaultdict(int)
+    for nid, d in zip(k["name_id"].tolist(), (k["end"] - k["start"]).tolist(), strict=True):
+        totals[nid] += d
+    top = sorted(totals, key=lambda x: (-totals[x], x))[:TOP_COMPONENTS]
+    comp_of = {nid: i for i, nid in enumerate(top)}
+    comp = np.array([comp_of.get(x, len(top)) for x in k["name_id"].tolist()], dtype=np.int64)
+    busy = iv.merge(k["start"], k["end"])
+    edges, p = window_mix(span_start, span_end, n, k["start"], k["end"], comp, len(top) + 1, busy)
+    seg = optimal_segmentation(p, max_phases)
+    cut_edges = [int(edges[b]) for b in seg.bounds]
+    return Cut(cut_edges, "kernel_mix" if len(cut_edges) > 2 else "single", [None] * (len(cut_edges) - 1),
+               window_ns=int((span_end - span_start) // (len(edges) - 1)))
+
+
+def _per_key_merged(rel: Relations, sql: str) -> list[iv.Merged] | None:
+    arr = rel.fetch_ints(sql, 3)
+    if len(arr) == 0:
+        return []
+    return list(iv.grouped_merge(arr[:, 0], arr[:, 1], arr[:, 2]).values())
+
+
+def _clipped_sets(sets: list[iv.Merged] | None, edges: np.ndarray) -> np.ndarray | None:
+    if sets is None:
+        return None
+    out = np.zeros(len(edges) - 1, dtype=np.int64)
+    for s, e in sets:
+        out += clipped_time(s, e, edges)
+    return out
+
+
+def phase_metrics(rel: Relations, cut: Cut, k: dict[str, np.ndarray],
+                  names: dict[int, tuple[str, str | None]], span_start: int) -> list[PhaseSummary]:
+    """Per-phase metrics with every event clipped to each phase it overlaps."""
+    edges = np.array(cut.edges, dtype=np.int64)
+    n_ph = len(edges) - 1
+    ktime = clipped_time(k["start"], k["end"], edges)
+    kcount = np.bincount(np.clip(np.searchsorted(edges, k["start"], side="right") - 1, 0, n_ph - 1),
+                         minlength=n_ph)
+    by_name: dict[int, np.ndarray] = {}
+    for nid in np.unique(k["name_id"]).tolist():
+        sel = k["name_id"] == nid
+        t = clipped_time(k["start"][sel], k["end"][sel], edges)
+        cnt = np.bincount(np.clip(np.searchsorted(edges, k["start"][sel], side="right") - 1, 0, n_ph - 1),
+                          minlength=n_ph)
+        by_name[nid] = np.vstack([t, cnt])
+
+    dev_sets: dict[int, list[np.ndarray]] = defaultdict(list)
+    for d in np.unique(k["device"]).tolist():
+        sel = k["device"] == d
+        dev_sets[d] += [k["start"][sel], k["end"][sel]]
+    copy_time = np.zeros(n_ph, dtype=np.int64)
+    copy_bytes = np.zeros(n_ph, dtype=np.int64)
+    for relation in ("copies", "memsets"):
+        if not rel.available(relation):
+            continue
+        ops, _ = rel.intervals(relation, ("device", "bytes"))
+        for d in np.unique(ops["device"]).tolist():
+            sel = ops["device"] == d
+            dev_sets[d] += [ops["start"][sel], ops["end"][sel]]
+        if relation == "copies":
+            copy_time = clipped_time(ops["start"], ops["end"], edges)
+            idx = np.clip(np.searchsorted(edges, ops["start"], side="right") - 1, 0, n_ph - 1)
+            weights = np.maximum(ops["bytes"], 0)
+            copy_bytes = np.bincount(idx, weights=weights, minlength=n_ph).astype(np.int64)
+    busy = np.zeros(n_ph, dtype=np.int64)
+    largest_gap = np.zeros(n_ph, dtype=np.int64)
+    for parts in dev_sets.values():
+        merged = iv.merge(np.concatenate(parts[0::2]), np.concatenate(parts[1::2]))
+        busy += clipped_time(merged[0], merged[1], edges)
+        # idle intervals of this device over the whole span, then clipped to each phase
+        gs = np.concatenate([[edges[0]], merged[1]])
+        ge = np.concatenate([merged[0], [edges[-1]]])
+        for i in range(n_ph):
+            s, e = iv.clip(gs, ge, int(edges[i]), int(edges[i + 1]))
+            if len(s):
+                largest_gap[i] = max(largest_gap[i], int((e - s).max()))
+    n_dev = len(dev_sets)
+
+    sync_sql = f"SELECT pid, start, \"end\" FROM pa_api_calls WHERE kind = 'sync' AND {VALID}"
+    mpi_sql = f"SELECT pid, start, \"end\" FROM pa_mpi_calls WHERE {VALID}"
+    sync = _clipped_sets(_per_key_merged(rel, sync_sql) if rel.available("api_calls") else None, edges)
+    mpi = _clipped_sets(_per_key_merged(rel, mpi_sql) if rel.available("mpi_calls") else None, edges)
+
+    phases: list[PhaseSummary] = []
+    for i in range(n_ph):
+        dur = int(edges[i + 1] - edges[i])
+        ranked = sorted(((nid, int(v[0, i]), int(v[1, i])) for nid, v in by_name.items() if v[0, i] > 0),
+                        key=lambda x: (-x[1], names.get(x[0], ("", None))[0]))
+        tops = [PhaseKernel(name=names.get(nid, (f"#{nid}", None))[0],
+                            short_name=names.get(nid, ("", None))[1],
+                            time_ns=t, count=c) for nid, t, c in ranked[:TOP_KERNELS_LISTED]]
+        cap = dur * n_dev
+        phases.append(PhaseSummary(
+            index=i, label="", source=cut.source, start_ns=int(edges[i] - span_start),
+            end_ns=int(edges[i + 1] - span_start), duration_ns=dur, kernel_count=int(kcount[i]),
+            kernel_time_ns=int(ktime[i]), busy_ns=int(busy[i]), idle_ns=max(0, cap - int(busy[i])),
+            utilization_pct=(100.0 * int(busy[i]) / cap) if cap else None, largest_gap_ns=int(largest_gap[i]),
+            copy_time_ns=int(copy_time[i]), copy_bytes=int(copy_bytes[i]),
+            sync_ns=None if sync is None else int(sync[i]), mpi_ns=None if mpi is None else int(mpi[i]),
+            top_kernels=tops, marker=cut.markers[i]))
+    _label(phases)
+    _mark_warmup(phases)
+    return phases
+
+
+def _label(phases: list[PhaseSummary]) -> None:
+    """Label by marker, else 'idle' when busy < 5 % of capacity, else the dominant kernel; unique."""
+    seen: dict[str, int] = defaultdict(int)
+    for ph in phases:
+        if ph.marker:
+            base = ph.marker
+        elif not ph.top_kernels or (ph.utilization_pct or 0.0) < 100 * IDLE_LABEL_BUSY:
+            base = "idle"
+        else:
+            top = ph.top_kernels[0]
+            base = top.short_name or top.name
+        seen[base] += 1
+        ph.label = base if seen[base] == 1 else f"{base} ({seen[base]})"
+
+
+def _mark_warmup(phases: list[PhaseSummary]) -> None:
+    if len(phases) < 2:
+        return
+    first = phases[0]
+    if first.marker is not None:
+        first.warmup = bool(WARMUP_WORDS.search(first.marker))
+        return
+    rest_cap = sum(p.duration_ns for p in phases[1:])
+    rest_busy = sum(p.busy_ns for p in phases[1:])
+    n_dev_cap_first = first.busy_ns + first.idle_ns
+    if not rest_cap or not n_dev_cap_first:
+        return
+    first_util = first.busy_ns / n_dev_cap_first
+    rest_util = rest_busy / (rest_cap * (n_dev_cap_first / first.duration_ns))
+    first.warmup = first_util < WARMUP_UTIL_RATIO * rest_util

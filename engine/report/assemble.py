@@ -1,0 +1,267 @@
+"""Build a Report from ProfileSummaries, the rule engine's result and the optional LLM outcome.
+
+Pure data plumbing: no I/O, no rendering. Everything a reviewer needs is copied into the report
+(key metrics, ranked hypotheses with traced evidence, skipped analyses, provenance) so that the
+templates never reach back into the summary or the rules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import PurePath
+from typing import Any
+
+from engine import __version__
+from engine.metrics.model import ProfileSummary
+from engine.report.llm_hook import LlmOutcome
+from engine.report.model import (
+    REPORT_SCHEMA_VERSION,
+    DeviceRow,
+    GapBucketRow,
+    GapRow,
+    Headline,
+    KernelRow,
+    KeyMetrics,
+    LlmProvenance,
+    ProfileRef,
+    Provenance,
+    QueryFileTrace,
+    RankRow,
+    Report,
+    ReportHypothesis,
+    RuleOutcomeRow,
+    RulePackRef,
+    SkippedRow,
+    SourceTrace,
+    TracedEvidence,
+    TracedValue,
+)
+from engine.report.sources import build_sources, resolve_section
+from engine.rules.hypothesis import Hypothesis
+
+TOP_KERNELS = 10
+
+# What to capture next when a relation could not be read (matched against skipped items).
+_CAPTURE_HINTS: tuple[tuple[str, str], ...] = (
+    ("marker", "NVTX / rocTX ranges (nsys --trace=nvtx; rocprofv3 --marker-trace) to attribute "
+               "time to application phases"),
+    ("mpi", "MPI tracing (nsys --trace=mpi; rocprofv3 with the MPI wrapper) to measure communication"),
+    ("kernel", "GPU activity (nsys --trace=cuda; rocprofv3 --kernel-trace) to see kernels at all"),
+    ("cop", "memory copy activity (nsys --trace=cuda; rocprofv3 --memory-copy-trace)"),
+    ("api", "runtime API calls (nsys --trace=cuda; rocprofv3 --hip-runtime-trace) to see launch "
+            "and sync costs"),
+    ("sync", "synchronisation records (nsys --trace=cuda; rocprofv3 --hip-runtime-trace)"),
+)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Facts about this run of `pa analyze` that go into the provenance."""
+
+    command_line: Sequence[str]
+    duration_s: float
+    keep_paths: bool = False
+    generated_at: datetime | None = None
+
+
+def scrub_path(text: str, keep_paths: bool) -> str:
+    """Reduce an absolute path (alone or after `--opt=`) to its file name unless keep_paths."""
+    if keep_paths:
+        return text
+    prefix, sep, value = text.partition("=") if text.startswith("-") else ("", "", text)
+    if os.path.isabs(value):
+        value = PurePath(value).name
+    return f"{prefix}{sep}{value}"
+
+
+def _traced(h: Hypothesis, rank: int, sources: dict[str, SourceTrace]) -> ReportHypothesis:
+    evidence = []
+    for ev in h.evidence:
+        values = []
+        for v in ev.values:
+            section = resolve_section(v.source)
+            trace = sources.get(section) if section else None
+            values.append(TracedValue(
+                **v.model_dump(), section=section,
+                relations=list(trace.relations) if trace else [],
+                query_files=[qf.path for qf in trace.query_files] if trace else []))
+        evidence.append(TracedEvidence(text=ev.text, values=values))
+    data = h.model_dump()
+    data["evidence"] = evidence
+    return ReportHypothesis(**data, rank=rank)
+
+
+def _profile_ref(s: ProfileSummary, keep_paths: bool) -> ProfileRef:
+    p = s.profile
+    return ProfileRef(file_name=p.file_name, path=p.path if keep_paths else None, sha256=p.sha256,
+                      size_bytes=p.size_bytes, format=p.format, vendor=p.vendor,
+                      schema_version=p.schema_version, product_version=p.product_version,
+                      query_set=p.query_set, rank=p.rank, host_name=p.host_name)
+
+
+def _device_rows(s: ProfileSummary) -> list[DeviceRow]:
+    gaps = {g.device: g for g in s.idle_gaps}
+    rows = []
+    for d in s.devices:
+        if not d.used:
+            continue
+        g = gaps.get(d.id)
+        first = last = None
+        if g is not None:
+            # Offsets from the span start, taken from the idle-gap analysis, which measures them.
+            first, last = g.leading_idle_ns, s.span_ns - g.trailing_idle_ns
+        rows.append(DeviceRow(
+            id=d.id, name=d.name, kernel_count=d.kernel_count, busy_ns=d.busy_ns,
+            utilization_pct=d.utilization_pct, first_activity_ns=first, last_activity_ns=last,
+            leading_idle_ns=g.leading_idle_ns if g else None,
+            trailing_idle_ns=g.trailing_idle_ns if g else None,
+            idle_in_window_ns=g.idle_ns if g else None, gap_count=g.gap_count if g else None,
+            gap_histogram=[GapBucketRow(**b.model_dump()) for b in g.histogram] if g else [],
+            largest_gaps=[GapRow(start_ns=x.start_ns, duration_ns=x.duration_ns,
+                                 host_activity=x.host_activity) for x in g.largest] if g else []))
+    return rows
+
+
+def key_metrics(s: ProfileSummary) -> KeyMetrics:
+    """Copy the headline numbers of one ProfileSummary (None stays None: never a silent 0)."""
+    return KeyMetrics(
+        span_ns=s.span_ns, device_count=s.gpu.device_count, kernel_count=s.gpu.kernel_count,
+        kernel_time_ns=s.gpu.kernel_time_ns, gpu_busy_ns=s.gpu.busy_ns,
+        gpu_utilization_pct=s.gpu.utilization_pct, exposed_copy_ns=s.gpu.exposed_copy_ns,
+        copy_bytes=s.copies.bytes if s.copies else None,
+        pageable_share_pct=s.copies.pageable_share_pct if s.copies else None,
+        cpu_blocked_in_sync_ns=s.sync.cpu_blocked_ns if s.sync else None,
+        cpu_blocked_pct_of_span=s.sync.cpu_blocked_pct_of_span if s.sync else None,
+        launch_count=s.launch.launch_count if s.launch else None,
+        launches_per_s=s.launch.launches_per_s if s.launch else None,
+        mpi_ns=s.mpi.total_ns if s.mpi else None,
+        mpi_pct_of_span=s.mpi.pct_of_span if s.mpi else None,
+        profiler_overhead_pct_of_span=s.overhead.pct_of_span if s.overhead else None,
+        devices=_device_rows(s),
+        top_kernels=[KernelRow(name=k.short_name or k.name, count=k.count, total_ns=k.total_ns,
+                               mean_ns=k.mean_ns, share_of_gpu_time_pct=k.share_of_gpu_time_pct)
+                     for k in s.kernels[:TOP_KERNELS]],
+        kernel_names_total=len(s.kernels),
+    )
+
+
+def _headline(hyps: list[ReportHypothesis], skipped: int) -> Headline:
+    if not hyps:
+        text = "No bottleneck found by the rules"
+        text += f"; {skipped} analyses could not be done (see below)." if skipped else "."
+        return Headline(text=text)
+    h = hyps[0]
+    share = f", {h.runtime_fraction_pct:.0f}% of the run" if h.runtime_fraction_pct is not None else ""
+    if h.estimated_speedup_pct_upper is not None:
+        gain = f"fixing it gains at most {h.estimated_speedup_pct_upper:.0f}%"
+        if h.estimated_speedup_pct_lower is not None:
+            gain += f" (about {h.estimated_speedup_pct_lower:.0f}% if half of it is removed)"
+    else:
+        gain = "the gain of fixing it cannot be bounded from this profile"
+    return Headline(text=f"Primary bottleneck: {h.title} ({h.bottleneck_type}{share}); {gain}.",
+                    hypothesis_id=h.id, bottleneck_type=h.bottleneck_type,
+                    speedup_pct_upper=h.estimated_speedup_pct_upper)
+
+
+def _next_captures(hyps: list[ReportHypothesis], skipped: list[SkippedRow]) -> list[str]:
+    out: list[str] = []
+    for h in hyps:
+        if h.next_capture and h.next_capture not in out:
+            out.append(h.next_capture)
+    for row in skipped:
+        if row.stage != "summary":
+            continue
+        for key, hint in _CAPTURE_HINTS:
+            if key in row.what.lower() and hint not in out:
+                out.append(hint)
+                break
+    return out
+
+
+def _skipped(summaries: Sequence[ProfileSummary], rule_result: Any, llm_reason: str | None,
+             primary: int) -> list[SkippedRow]:
+    many = len(summaries) > 1
+    rows = [SkippedRow(stage="summary", what=f"{s.profile.file_name}: {x.what}" if many else x.what,
+                       reason=x.reason)
+            for s in summaries for x in s.skipped]
+    rows += [SkippedRow(stage="rules", what=str(getattr(x, "what", x)), reason=str(getattr(x, "reason", "")))
+             for x in getattr(rule_result, "skipped", [])]
+    if many:
+        rows.append(SkippedRow(
+            stage="report", what="rules on the other ranks",
+            reason=f"rules ran on {summaries[primary].profile.file_name} (longest span) only; "
+                   "per-rank facts are in the ranks table"))
+    if llm_reason:
+        rows.append(SkippedRow(stage="llm", what="LLM ranking and explanation", reason=llm_reason))
+    return rows
+
+
+def _packs(rule_result: Any, keep_paths: bool) -> list[RulePackRef]:
+    out = []
+    for p in getattr(rule_result, "packs", []):
+        path = str(p.path)
+        out.append(RulePackRef(name=p.name, path=path if p.builtin else scrub_path(path, keep_paths),
+                               sha256=p.sha256, order=p.order, builtin=p.builtin))
+    return out
+
+
+def primary_index(summaries: Sequence[ProfileSummary]) -> int:
+    """The profile the rules run on: the longest span (the straggler decides the wall time)."""
+    return max(range(len(summaries)), key=lambda i: summaries[i].span_ns)
+
+
+def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: RunInfo,
+                 llm: LlmOutcome | None = None, llm_reason: str | None = "rules only") -> Report:
+    """Assemble the Report; `rule_result` is an engine.rules.engine.RuleResult (duck-typed)."""
+    if not summaries:
+        raise ValueError("build_report needs at least one ProfileSummary")
+    primary = primary_index(summaries)
+    main_summary = summaries[primary]
+    sources = build_sources(main_summary)
+    raw = llm.hypotheses if llm is not None else list(getattr(rule_result, "hypotheses", []))
+    hyps = [_traced(h, i + 1, sources) for i, h in enumerate(raw)]
+    skipped = _skipped(summaries, rule_result, None if llm else llm_reason, primary)
+    many = len(summaries) > 1
+    warnings = [f"{s.profile.file_name}: {w}" if many else w for s in summaries for w in s.warnings]
+    warnings += [f"rules: {w}" for w in getattr(rule_result, "warnings", [])]
+    llm_prov = llm.provenance if llm is not None else LlmProvenance(mode="rules_only", reason=llm_reason)
+    if llm_prov.log_path:
+        llm_prov = llm_prov.model_copy(update={"log_path": scrub_path(llm_prov.log_path, run.keep_paths)})
+    query_files: list[QueryFileTrace] = []
+    for s in summaries:
+        for qf in s.profile.query_files:
+            trace = QueryFileTrace(relation=qf.relation, path=qf.path, sha256=qf.sha256)
+            if trace not in query_files:
+                query_files.append(trace)
+    when = run.generated_at or datetime.now(timezone.utc)
+    return Report(
+        headline=_headline(hyps, sum(1 for k in skipped if k.stage in ("summary", "rules"))),
+        profiles=[_profile_ref(s, run.keep_paths) for s in summaries],
+        primary_profile=primary,
+        summary=key_metrics(main_summary),
+        hypotheses=hyps,
+        time_claims_ns=dict(getattr(rule_result, "buckets", {}) or {}),
+        rule_outcomes=[RuleOutcomeRow(rule_id=o.rule_id, status=str(o.status),
+                                      reason=getattr(o, "reason", None))
+                       for o in getattr(rule_result, "outcomes", [])],
+        skipped=skipped,
+        warnings=warnings,
+        next_captures=_next_captures(hyps, skipped),
+        ranks=[RankRow(rank=s.profile.rank if s.profile.rank is not None else i,
+                       file_name=s.profile.file_name, span_ns=s.span_ns, gpu_busy_ns=s.gpu.busy_ns,
+                       gpu_utilization_pct=s.gpu.utilization_pct,
+                       mpi_ns=s.mpi.total_ns if s.mpi else None)
+               for i, s in enumerate(summaries)] if many else None,
+        sources=sources,
+        provenance=Provenance(
+            pa_version=__version__, report_schema_version=REPORT_SCHEMA_VERSION,
+            summary_schema_version=main_summary.summary_schema_version,
+            generated_at=when.astimezone(timezone.utc).isoformat(timespec="seconds"),
+            duration_s=max(0.0, run.duration_s),
+            command_line=[scrub_path(a, run.keep_paths) for a in run.command_line],
+            query_sets=sorted({s.profile.query_set for s in summaries}),
+            query_files=query_files, rule_packs=_packs(rule_result, run.keep_paths), llm=llm_prov),
+    )

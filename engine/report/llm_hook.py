@@ -1,0 +1,68 @@
+"""The seam between the rule engine and the report where the optional LLM stage plugs in (issue 6).
+
+`pa analyze` calls `run_llm_stage` exactly once, after the rules and before the report is built.
+Until the LLM stage exists this is a no-op and the report says "rules only" with the reason. The
+LLM engineer provides `engine.llm.stage.llm_stage(summary, rule_result, options) -> LlmOutcome |
+None`; it is imported lazily so that the deterministic path never imports an LLM client, and a
+missing module simply means "rules only".
+
+The LLM may rank, refine and explain, never invent numbers: its hypotheses go through the same
+report validation (ids unique, Amdahl bounds recomputed from F, claims ≤ span) as the rules' ones.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.report.model import LlmProvenance
+from engine.rules.hypothesis import Hypothesis
+
+
+@dataclass(frozen=True)
+class LlmOptions:
+    """What the CLI passes to the LLM stage (--no-llm, --model, --base-url)."""
+
+    enabled: bool = True
+    model: str | None = None
+    base_url: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LlmOutcome:
+    """What the LLM stage returns: the refined, re-ranked hypotheses and how they were obtained."""
+
+    hypotheses: list[Hypothesis]
+    provenance: LlmProvenance
+
+
+LlmStage = Callable[[Any, Any, LlmOptions], "LlmOutcome | None"]
+
+
+def _find_stage() -> LlmStage | None:
+    """Return engine.llm.stage.llm_stage when it exists (issue 6), else None."""
+    try:
+        module = importlib.import_module("engine.llm.stage")
+    except ImportError:
+        return None
+    stage = getattr(module, "llm_stage", None)
+    return stage if callable(stage) else None
+
+
+def run_llm_stage(summary: Any, rule_result: Any, options: LlmOptions) -> tuple[LlmOutcome | None, str]:
+    """HOOK (issue 6): run the LLM stage when enabled and available.
+
+    Returns (outcome, reason): outcome None means "rules only" and reason says why, for the report.
+    """
+    if not options.enabled:
+        return None, "--no-llm given"
+    stage = _find_stage()
+    if stage is None:
+        return None, "LLM stage not available in this version of pa"
+    outcome = stage(summary, rule_result, options)
+    if outcome is None:
+        return None, "LLM stage skipped (no API key or provider configured)"
+    return outcome, ""

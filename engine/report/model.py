@@ -1,0 +1,246 @@
+"""The Report model: what `pa analyze` writes, and what `schemas/report.schema.json` publishes.
+
+The report is self-contained on purpose: a reviewer who receives only the JSON (or a rendering of
+it) can check every number. Each cited value names the summary field it came from and, through
+`sources`, the canonical relation(s) and the query file (path under queries/ + sha256) that
+produced it. Times stay integer nanoseconds; rounding happens only in the templates.
+
+The schema is generated from these classes (`engine.report.schema.build_report_schema`); bump
+REPORT_SCHEMA_VERSION and add a line to docs/report-schema-changelog.md on any change.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.rules.hypothesis import EvidenceValue, Hypothesis
+
+REPORT_SCHEMA_VERSION = "1.0"
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QueryFileTrace(_Model):
+    """One query file behind a relation: the exact SQL that produced the numbers."""
+
+    relation: str
+    path: str = Field(description="path under queries/, e.g. nsys/legacy/kernels.sql")
+    sha256: str
+
+
+class SourceTrace(_Model):
+    """Where one summary section comes from: relations and the query files that produced them."""
+
+    relations: list[str]
+    query_files: list[QueryFileTrace] = Field(
+        description="files of the first profile's query set; missing relation = not in that set")
+
+
+class ProfileRef(_Model):
+    """One profile that went into the report."""
+
+    file_name: str
+    path: str | None = Field(None, description="absolute path; only present with --keep-paths")
+    sha256: str
+    size_bytes: int = Field(ge=0)
+    format: Literal["nsys", "rocpd"]
+    vendor: Literal["nvidia", "amd"]
+    schema_version: str
+    product_version: str | None = None
+    query_set: str
+    rank: int | None = None
+    host_name: str | None = None
+
+
+class GapBucketRow(_Model):
+    """One bucket of a device's idle-gap histogram."""
+
+    label: str
+    lower_ns: int = Field(ge=0)
+    upper_ns: int | None = None
+    count: int = Field(ge=0)
+    total_ns: int = Field(ge=0)
+
+
+class GapRow(_Model):
+    """One of the largest idle gaps of a device (start is an offset from the span start)."""
+
+    start_ns: int = Field(ge=0)
+    duration_ns: int = Field(ge=0)
+    host_activity: str
+
+
+class DeviceRow(_Model):
+    """Per-device key facts, enough to draw a utilisation strip without a time series."""
+
+    id: int
+    name: str | None = None
+    kernel_count: int = Field(ge=0)
+    busy_ns: int = Field(ge=0)
+    utilization_pct: float | None = Field(None, ge=0, le=100)
+    first_activity_ns: int | None = Field(None, description="offset from the span start")
+    last_activity_ns: int | None = Field(None, description="offset from the span start")
+    leading_idle_ns: int | None = None
+    trailing_idle_ns: int | None = None
+    idle_in_window_ns: int | None = Field(None, description="active window − busy")
+    gap_count: int | None = None
+    gap_histogram: list[GapBucketRow] = Field(default_factory=list)
+    largest_gaps: list[GapRow] = Field(default_factory=list)
+
+
+class KernelRow(_Model):
+    """One of the top kernels by total time."""
+
+    name: str
+    count: int = Field(ge=0)
+    total_ns: int = Field(ge=0)
+    mean_ns: float = Field(ge=0)
+    share_of_gpu_time_pct: float | None = Field(None, ge=0, le=100)
+
+
+class KeyMetrics(_Model):
+    """The headline numbers of the (primary) profile, copied from its ProfileSummary."""
+
+    span_ns: int = Field(ge=0)
+    device_count: int = Field(ge=0)
+    kernel_count: int = Field(ge=0)
+    kernel_time_ns: int = Field(ge=0)
+    gpu_busy_ns: int = Field(ge=0)
+    gpu_utilization_pct: float | None = Field(None, ge=0, le=100)
+    exposed_copy_ns: int = Field(ge=0)
+    copy_bytes: int | None = None
+    pageable_share_pct: float | None = Field(None, ge=0, le=100)
+    cpu_blocked_in_sync_ns: int | None = None
+    cpu_blocked_pct_of_span: float | None = Field(
+        None, ge=0, description="may exceed 100 with several processes (summed over processes)")
+    launch_count: int | None = None
+    launches_per_s: float | None = None
+    mpi_ns: int | None = None
+    mpi_pct_of_span: float | None = Field(None, ge=0)
+    profiler_overhead_pct_of_span: float | None = Field(None, ge=0)
+    devices: list[DeviceRow]
+    top_kernels: list[KernelRow]
+    kernel_names_total: int = Field(ge=0, description="distinct kernel names (top_kernels is a cut)")
+
+
+class TracedValue(EvidenceValue):
+    """An evidence value plus the relations and query files behind it (resolved via `sources`)."""
+
+    section: str | None = Field(description="key of `sources` the value resolves to; None: derived")
+    relations: list[str]
+    query_files: list[str] = Field(description="query file paths under queries/")
+
+
+class TracedEvidence(_Model):
+    """A sentence of evidence and the traced values it rests on."""
+
+    text: str
+    values: list[TracedValue]
+
+
+class ReportHypothesis(Hypothesis):
+    """A ranked finding: the Hypothesis contract with every cited value traced to its source."""
+
+    rank: int = Field(ge=1)
+    evidence: list[TracedEvidence]  # type: ignore[assignment]
+
+
+class Headline(_Model):
+    """The summary line: primary bottleneck and the upper bound of what fixing it gains."""
+
+    text: str
+    hypothesis_id: str | None = None
+    bottleneck_type: str | None = None
+    speedup_pct_upper: float | None = None
+
+
+class SkippedRow(_Model):
+    """Something that was not analysed, and why. "Could not look" is never "healthy"."""
+
+    stage: Literal["summary", "rules", "llm", "report"]
+    what: str
+    reason: str
+
+
+class RuleOutcomeRow(_Model):
+    """What one rule did: fired, stayed silent (checked and healthy) or was skipped."""
+
+    rule_id: str
+    status: str
+    reason: str | None = None
+
+
+class RankRow(_Model):
+    """One rank (profile file) when several are analysed together."""
+
+    rank: int
+    file_name: str
+    span_ns: int = Field(ge=0)
+    gpu_busy_ns: int = Field(ge=0)
+    gpu_utilization_pct: float | None = Field(None, ge=0, le=100)
+    mpi_ns: int | None = None
+
+
+class RulePackRef(_Model):
+    """A rule pack as it was applied: order matters (later packs override earlier ones)."""
+
+    name: str
+    path: str = Field(description="path relative to the bundled rules/ for built-in packs, else the "
+                                  "file name unless --keep-paths")
+    sha256: str
+    order: int
+    builtin: bool
+
+
+class LlmProvenance(_Model):
+    """Whether an LLM touched the report, and how much."""
+
+    mode: Literal["rules_only", "llm"]
+    reason: str | None = Field(None, description="why the LLM stage did not run (rules only)")
+    provider: str | None = None
+    model: str | None = None
+    turns: int | None = None
+    tool_calls: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    log_path: str | None = None
+
+
+class Provenance(_Model):
+    """Everything needed to reproduce the report."""
+
+    pa_version: str
+    report_schema_version: str
+    summary_schema_version: str
+    generated_at: str = Field(description="UTC, ISO 8601")
+    duration_s: float = Field(ge=0)
+    command_line: list[str] = Field(description="argv with absolute paths reduced to file names "
+                                                "unless --keep-paths")
+    query_sets: list[str]
+    query_files: list[QueryFileTrace]
+    rule_packs: list[RulePackRef]
+    llm: LlmProvenance
+
+
+class Report(_Model):
+    """The auditable result of `pa analyze`."""
+
+    schema_version: str = REPORT_SCHEMA_VERSION
+    kind: Literal["analysis"] = "analysis"
+    headline: Headline
+    profiles: list[ProfileRef] = Field(min_length=1)
+    primary_profile: int = Field(0, ge=0, description="index in `profiles` the rules ran on")
+    summary: KeyMetrics
+    hypotheses: list[ReportHypothesis]
+    time_claims_ns: dict[str, int] = Field(
+        default_factory=dict, description="time claimed per bucket (compute, exposed_copy, ...)")
+    rule_outcomes: list[RuleOutcomeRow] = Field(default_factory=list)
+    skipped: list[SkippedRow]
+    warnings: list[str]
+    next_captures: list[str] = Field(description="what to capture next to close the gaps above")
+    ranks: list[RankRow] | None = None
+    sources: dict[str, SourceTrace]
+    provenance: Provenance

@@ -1,0 +1,434 @@
+"""A small sandboxed expression language for rule packs (never Python `eval`).
+
+Expressions are parsed with `ast` and only a whitelist of node types is accepted: numbers, strings,
+booleans, `null`/`None`, names, dotted fact paths (`summary.sync.cpu_blocked_ns`), integer or string
+subscripts, arithmetic (+ - * / // %), unary minus and `not`, comparisons (including `in`),
+`and`/`or`, `a if c else b`, list literals, and calls to the fixed function table `FUNCTIONS`.
+Attribute names starting with `_` are rejected, and attribute access never calls `getattr`: the
+evaluator only looks keys up in the plain dicts and lists built from `summary.model_dump()`, so an
+expression can see data and nothing else.
+
+Null semantics (why: "could not look" must never read as "healthy"):
+- a missing fact, or any arithmetic with null, is null; division by zero is null;
+- comparisons with null are *unknown* (null), and `and`/`or`/`not` follow three-valued (Kleene)
+  logic, so `x > 3 or True` is True but `x > 3 and True` is null when x is null;
+- the rule engine turns a `when` that ends unknown into a skipped rule naming the null inputs.
+Use `coalesce(x, 0)` where a missing value legitimately means zero.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ExprError(Exception):
+    """An expression that cannot be parsed or evaluated (wrong types, unknown function)."""
+
+
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+_CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+_CONST_NAMES = {"null": None, "None": None, "true": True, "True": True, "false": False, "False": False}
+_ALLOWED = (ast.Expression, ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp,
+            ast.BoolOp, ast.Compare, ast.IfExp, ast.Call, ast.List, ast.Tuple, ast.Load, ast.And, ast.Or,
+            ast.Not, ast.USub, ast.UAdd, *_BINOPS, *_CMPOPS)
+
+
+def _num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+# ---- the function table: pure functions over plain data, all null-tolerant -----------------------
+
+def _min(*a: Any) -> Any:
+    return None if not a or any(x is None for x in a) else min(a)
+
+
+def _max(*a: Any) -> Any:
+    return None if not a or any(x is None for x in a) else max(a)
+
+
+def _abs(x: Any) -> Any:
+    return None if x is None else abs(x)
+
+
+def _coalesce(*a: Any) -> Any:
+    return next((x for x in a if x is not None), None)
+
+
+def _clamp(x: Any, lo: Any = 0.0, hi: Any = 1.0) -> Any:
+    return None if x is None or lo is None or hi is None else min(max(x, lo), hi)
+
+
+def _safe_div(a: Any, b: Any) -> Any:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def _pct(a: Any, b: Any) -> Any:
+    q = _safe_div(a, b)
+    return None if q is None else q * 100.0
+
+
+def _items(xs: Any) -> list[Any]:
+    if xs is None:
+        return []
+    if not isinstance(xs, list):
+        raise ExprError(f"expected a list, got {type(xs).__name__}")
+    return xs
+
+
+def _field(item: Any, name: str) -> Any:
+    if not isinstance(item, Mapping):
+        raise ExprError(f"expected a record with field {name!r}, got {type(item).__name__}")
+    return item.get(name)
+
+
+def _count(xs: Any) -> Any:
+    return None if xs is None else len(_items(xs))
+
+
+def _sum_of(xs: Any, name: str) -> Any:
+    if xs is None:
+        return None
+    vals = [_field(i, name) for i in _items(xs)]
+    return sum(v for v in vals if v is not None)
+
+
+def _max_of(xs: Any, name: str) -> Any:
+    vals = [v for v in (_field(i, name) for i in _items(xs)) if v is not None]
+    return max(vals) if vals else None
+
+
+def _min_of(xs: Any, name: str) -> Any:
+    vals = [v for v in (_field(i, name) for i in _items(xs)) if v is not None]
+    return min(vals) if vals else None
+
+
+def _top(xs: Any, name: str) -> Any:
+    """Record with the largest `name` (first on ties, so the result is deterministic)."""
+    best = None
+    for i in _items(xs):
+        v = _field(i, name)
+        if v is not None and (best is None or v > _field(best, name)):
+            best = i
+    return best
+
+
+def _first(xs: Any) -> Any:
+    items = _items(xs)
+    return items[0] if items else None
+
+
+def _select(xs: Any, name: str, *values: Any) -> Any:
+    """Records whose field `name` equals one of `values`."""
+    return None if xs is None else [i for i in _items(xs) if _field(i, name) in values]
+
+
+def _select_match(xs: Any, name: str, *needles: str) -> Any:
+    """Records whose string field `name` contains one of `needles` (case-insensitive)."""
+    low = [n.lower() for n in needles]
+    out = []
+    for i in _items(xs):
+        v = _field(i, name)
+        if isinstance(v, str) and any(n in v.lower() for n in low):
+            out.append(i)
+    return None if xs is None else out
+
+
+def _select_where(xs: Any, name: str, op: str, value: Any) -> Any:
+    """Records whose field `name` compares true against `value` with `op` ('>', '>=', '<', ...)."""
+    ops = {">": ast.Gt, ">=": ast.GtE, "<": ast.Lt, "<=": ast.LtE, "==": ast.Eq, "!=": ast.NotEq}
+    if op not in ops:
+        raise ExprError(f"select_where: unknown operator {op!r}; use one of {', '.join(ops)}")
+    fn = _CMPOPS[ops[op]]
+    if xs is None:
+        return None
+    return [i for i in _items(xs) if _field(i, name) is not None and value is not None
+            and fn(_field(i, name), value)]
+
+
+def _flatten(xs: Any, name: str) -> Any:
+    """Concatenate the list field `name` of every record (e.g. the largest gaps of every device)."""
+    if xs is None:
+        return None
+    out: list[Any] = []
+    for i in _items(xs):
+        out.extend(_items(_field(i, name)))
+    return out
+
+
+def _get(rec: Any, key: Any, default: Any = None) -> Any:
+    if rec is None:
+        return default
+    if not isinstance(rec, Mapping):
+        raise ExprError(f"get: expected a mapping, got {type(rec).__name__}")
+    v = rec.get(key)
+    return default if v is None else v
+
+
+def _sqrt(x: Any) -> Any:
+    return None if x is None or x < 0 else math.sqrt(x)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "min": _min, "max": _max, "abs": _abs, "coalesce": _coalesce, "clamp": _clamp,
+    "safe_div": _safe_div, "pct": _pct, "count": _count, "sum_of": _sum_of, "max_of": _max_of,
+    "min_of": _min_of, "top": _top, "first": _first, "select": _select, "select_match": _select_match,
+    "select_where": _select_where, "flatten": _flatten, "get": _get, "sqrt": _sqrt,
+}
+FUNCTION_DOCS: dict[str, str] = {
+    "min": "min(a, b, ...): smallest; null if any argument is null",
+    "max": "max(a, b, ...): largest; null if any argument is null",
+    "abs": "abs(x)",
+    "coalesce": "coalesce(a, b, ...): first non-null argument",
+    "clamp": "clamp(x, lo=0, hi=1)",
+    "safe_div": "safe_div(a, b): a / b, null when b is 0 or null",
+    "pct": "pct(a, b): 100 × a / b, null when b is 0 or null",
+    "count": "count(list): number of records",
+    "sum_of": "sum_of(list, 'field'): sum of a field over records (nulls ignored)",
+    "max_of": "max_of(list, 'field'): largest field value, null for an empty list",
+    "min_of": "min_of(list, 'field'): smallest field value, null for an empty list",
+    "top": "top(list, 'field'): the record with the largest field (first on ties)",
+    "first": "first(list): first record or null",
+    "select": "select(list, 'field', v1, v2, ...): records whose field equals one of the values",
+    "select_match": "select_match(list, 'field', 'sub', ...): records whose text field contains a substring",
+    "select_where": "select_where(list, 'field', '>=', value): records whose field compares true",
+    "flatten": "flatten(list, 'field'): concatenate a list field of every record",
+    "get": "get(mapping, 'key', default=null): a key of a mapping (e.g. summary.mpi.by_kind)",
+    "sqrt": "sqrt(x): square root, null for negative or null x",
+}
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A parsed, whitelisted expression and the names and dotted paths it references."""
+
+    source: str
+    tree: ast.Expression
+    names: frozenset[str]
+    paths: frozenset[str]
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """'a.b.c' for a pure attribute chain rooted at a Name, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def compile_expr(source: str | int | float | bool) -> Expr:
+    """Parse `source` and reject anything outside the whitelist; raise ExprError with the reason."""
+    if isinstance(source, (int, float, bool)):
+        source = repr(source)
+    if not isinstance(source, str) or not source.strip():
+        raise ExprError("empty expression")
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExprError(f"syntax error in {source!r}: {exc.msg}") from None
+    names: set[str] = set()
+    paths: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED):
+            raise ExprError(f"{type(node).__name__} is not allowed in {source!r}")
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            raise ExprError(f"attribute {node.attr!r} is not allowed (leading underscore) in {source!r}")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool, type(None))):
+            raise ExprError(f"constant {node.value!r} is not allowed in {source!r}")
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+                fname = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+                raise ExprError(f"unknown function {fname!r} in {source!r}; "
+                                f"allowed: {', '.join(sorted(FUNCTIONS))}")
+            if node.keywords:
+                raise ExprError(f"keyword arguments are not allowed in {source!r}")
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant):
+            raise ExprError(f"only constant subscripts are allowed in {source!r}")
+    # Collect referenced names and the longest dotted chains (skip function names).
+    func_names = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    inner: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            d = _dotted(node)
+            if d is not None:
+                paths.add(d)
+                sub: ast.AST = node.value
+                while isinstance(sub, ast.Attribute):
+                    inner.add(id(sub))
+                    sub = sub.value
+                inner.add(id(sub))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Name) and id(node) not in func_names and id(node) not in inner
+                and node.id not in _CONST_NAMES):
+            names.add(node.id)
+    # A path may be a prefix of a longer one seen first; keep only maximal chains.
+    paths = {p for p in paths if not any(q != p and q.startswith(p + ".") for q in paths)}
+    return Expr(source=source.strip(), tree=tree, names=frozenset(names), paths=frozenset(paths))
+
+
+@dataclass
+class Scope:
+    """What an expression can see: bare names (params, metrics) and fact roots (summary, extras).
+
+    `nulls` collects the names and paths that resolved to null during evaluation, so the engine can
+    say *which* input was missing when a rule cannot decide.
+    """
+
+    names: Mapping[str, Any]
+    roots: Mapping[str, Any]
+    nulls: list[str] = field(default_factory=list)
+
+    def lookup_name(self, name: str) -> Any:
+        """Resolve a bare name (a param or metric); unknown names are errors, not nulls."""
+        if name in _CONST_NAMES:
+            return _CONST_NAMES[name]
+        if name in self.names:
+            v = self.names[name]
+            if v is None:
+                self.nulls.append(name)
+            return v
+        if name in self.roots:
+            return self.roots[name]
+        raise ExprError(f"unknown name {name!r}")
+
+    def lookup_path(self, path: str) -> Any:
+        """Resolve a dotted path through plain dicts; absent keys and null parents give null."""
+        root, *rest = path.split(".")
+        if root in self.roots:
+            cur: Any = self.roots[root]
+        elif root in self.names:
+            cur = self.names[root]
+        else:
+            # An unknown root (e.g. cross_rank without multi-rank facts) is a missing fact.
+            self.nulls.append(path)
+            return None
+        for part in rest:
+            if not isinstance(cur, Mapping) or cur.get(part) is None:
+                self.nulls.append(path)
+                return None
+            cur = cur[part]
+        return cur
+
+
+def _truth(v: Any) -> bool | None:
+    return None if v is None else bool(v)
+
+
+def evaluate(expr: Expr, scope: Scope) -> Any:
+    """Evaluate a compiled expression in `scope` with null propagation; raise ExprError on bad types."""
+    try:
+        return _ev(expr.tree.body, scope)
+    except ExprError:
+        raise
+    except (TypeError, ValueError, OverflowError, IndexError, KeyError) as exc:
+        raise ExprError(f"cannot evaluate {expr.source!r}: {exc}") from None
+
+
+def _ev(node: ast.AST, s: Scope) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return s.lookup_name(node.id)
+    if isinstance(node, ast.Attribute):
+        d = _dotted(node)
+        if d is not None:
+            return s.lookup_path(d)
+        base = _ev(node.value, s)
+        if base is None:
+            return None
+        if not isinstance(base, Mapping):
+            raise ExprError(f"cannot read field {node.attr!r} of a {type(base).__name__}")
+        return base.get(node.attr)
+    if isinstance(node, ast.Subscript):
+        base = _ev(node.value, s)
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        if base is None:
+            return None
+        if isinstance(base, list) and isinstance(key, int) and not isinstance(key, bool):
+            return base[key] if -len(base) <= key < len(base) else None
+        if isinstance(base, Mapping):
+            return base.get(key)
+        raise ExprError(f"cannot subscript a {type(base).__name__} with {key!r}")
+    if isinstance(node, ast.UnaryOp):
+        v = _ev(node.operand, s)
+        if isinstance(node.op, ast.Not):
+            t = _truth(v)
+            return None if t is None else not t
+        if v is None:
+            return None
+        if not _num(v):
+            raise ExprError(f"unary minus on a {type(v).__name__}")
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp):
+        a, b = _ev(node.left, s), _ev(node.right, s)
+        if a is None or b is None:
+            return None
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
+            return None
+        if not (_num(a) and _num(b)) and not (isinstance(node.op, ast.Add) and isinstance(a, str)
+                                                and isinstance(b, str)):
+            raise ExprError(f"arithmetic on {type(a).__name__} and {type(b).__name__}")
+        return _BINOPS[type(node.op)](a, b)
+    if isinstance(node, ast.BoolOp):
+        # Kleene logic: a decisive operand wins even if another is unknown.
+        is_and = isinstance(node.op, ast.And)
+        unknown = False
+        for sub in node.values:
+            t = _truth(_ev(sub, s))
+            if t is None:
+                unknown = True
+            elif t is not is_and:
+                return t
+        return None if unknown else is_and
+    if isinstance(node, ast.Compare):
+        left = _ev(node.left, s)
+        result: bool | None = True
+        for op, comp in zip(node.ops, node.comparators, strict=True):
+            right = _ev(comp, s)
+            if left is None or right is None:
+                result = None
+            elif result is not None:
+                if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, (list, tuple, str)):
+                    raise ExprError(f"'in' needs a list or string, got {type(right).__name__}")
+                if not _CMPOPS[type(op)](left, right):
+                    return False
+            left = right
+        return result
+    if isinstance(node, ast.IfExp):
+        t = _truth(_ev(node.test, s))
+        if t is None:
+            return None
+        return _ev(node.body if t else node.orelse, s)
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)
+        args = [_ev(a, s) for a in node.args]
+        return FUNCTIONS[node.func.id](*args)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_ev(e, s) for e in node.elts]
+    raise ExprError(f"{type(node).__name__} is not allowed")  # pragma: no cover - compile_expr rejects it

@@ -1,0 +1,49 @@
+-- relation: copies
+-- requires: rocpd_memory_copy(id, guid, pid, start, end, name_id, dst_agent_id, src_agent_id, size, queue_id, stream_id, event_id), rocpd_string(id, guid, string), rocpd_info_agent(id, guid, type, type_index), rocpd_event(id, guid, correlation_id)
+-- description: memory copies; direction from the copy name, else from the src/dst agent types
+-- Host-side memory kind (pageable vs pinned) is not recorded by rocpd: it is 'unknown'; GPU-side
+-- memory is 'device'. device = the GPU agent involved (dst for HtoD, src otherwise).
+WITH c AS (
+    SELECT m.pid, m.start, m."end", m.size, coalesce(m.stream_id, m.queue_id) AS stream,
+           nullif(e.correlation_id, 0) AS correlation_id,
+           sa.type AS src_type, da.type AS dst_type, m.src_agent_id, m.dst_agent_id,
+           CASE WHEN sa.type = 'GPU' THEN sa.type_index END AS src_device,
+           CASE WHEN da.type = 'GPU' THEN da.type_index END AS dst_device,
+           CASE n.string
+               WHEN 'MEMORY_COPY_HOST_TO_DEVICE' THEN 'HtoD'
+               WHEN 'MEMORY_COPY_DEVICE_TO_HOST' THEN 'DtoH'
+               WHEN 'MEMORY_COPY_DEVICE_TO_DEVICE' THEN 'DtoD'
+               WHEN 'MEMORY_COPY_PEER_TO_PEER' THEN 'PtoP'
+               WHEN 'MEMORY_COPY_HOST_TO_HOST' THEN 'HtoH'
+           END AS named_direction
+    FROM rocpd_memory_copy m
+    LEFT JOIN rocpd_string n ON n.id = m.name_id AND n.guid = m.guid
+    LEFT JOIN rocpd_info_agent sa ON sa.id = m.src_agent_id AND sa.guid = m.guid
+    LEFT JOIN rocpd_info_agent da ON da.id = m.dst_agent_id AND da.guid = m.guid
+    LEFT JOIN rocpd_event e ON e.id = m.event_id AND e.guid = m.guid
+), d AS (
+    SELECT *,
+           coalesce(named_direction, CASE
+               WHEN src_type = 'CPU' AND dst_type = 'GPU' THEN 'HtoD'
+               WHEN src_type = 'GPU' AND dst_type = 'CPU' THEN 'DtoH'
+               WHEN src_type = 'GPU' AND dst_type = 'GPU' AND src_agent_id = dst_agent_id THEN 'DtoD'
+               -- two GPU agents, even two GCDs of one MI250X package, are a peer copy
+               WHEN src_type = 'GPU' AND dst_type = 'GPU' THEN 'PtoP'
+               WHEN src_type = 'CPU' AND dst_type = 'CPU' THEN 'HtoH'
+               ELSE 'other' END) AS direction
+    FROM c
+)
+SELECT
+    pid,
+    CASE WHEN direction = 'HtoD' THEN dst_device ELSE coalesce(src_device, dst_device) END AS device,
+    stream,
+    start,
+    "end",
+    correlation_id,
+    size AS bytes,
+    direction,
+    CASE WHEN src_type = 'GPU' THEN 'device' ELSE 'unknown' END AS src_kind,
+    CASE WHEN dst_type = 'GPU' THEN 'device' ELSE 'unknown' END AS dst_kind,
+    src_device,
+    dst_device
+FROM d

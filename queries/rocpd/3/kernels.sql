@@ -1,0 +1,39 @@
+-- relation: kernels
+-- requires: rocpd_kernel_dispatch(id, guid, pid, agent_id, kernel_id, queue_id, stream_id, start, end, private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id), rocpd_info_kernel_symbol(id, guid, display_name, group_segment_size, sgpr_count, arch_vgpr_count), rocpd_info_agent(id, guid, type_index), rocpd_event(id, guid, correlation_id)
+-- description: kernel dispatches with their symbol; HIP work-item grids divided by the workgroup size
+-- device = the agent's type_index (GPU number among GPU agents, the HIP device number).
+-- name_id = the smallest symbol id carrying the same display name: the loader registers one symbol
+-- per kernel per agent's code object, so symbol ids alone would split one kernel into several.
+WITH sym AS (
+    SELECT id, guid, display_name, group_segment_size, sgpr_count, arch_vgpr_count,
+           min(id) OVER (PARTITION BY guid, display_name) AS name_id
+    FROM rocpd_info_kernel_symbol
+)
+SELECT
+    k.pid AS pid,
+    a.type_index AS device,
+    coalesce(k.stream_id, k.queue_id) AS stream,
+    k.start AS start,
+    k."end" AS "end",
+    nullif(e.correlation_id, 0) AS correlation_id,
+    s.name_id AS name_id,
+    s.display_name AS name,
+    CASE WHEN instr(s.display_name, '(') > 0
+         THEN substr(s.display_name, 1, instr(s.display_name, '(') - 1)
+         ELSE s.display_name END AS short_name,
+    k.grid_size_x / nullif(k.workgroup_size_x, 0) AS grid_x,
+    k.grid_size_y / nullif(k.workgroup_size_y, 0) AS grid_y,
+    k.grid_size_z / nullif(k.workgroup_size_z, 0) AS grid_z,
+    k.workgroup_size_x AS block_x,
+    k.workgroup_size_y AS block_y,
+    k.workgroup_size_z AS block_z,
+    s.arch_vgpr_count AS registers_per_thread,
+    s.sgpr_count AS sgpr_per_wave,
+    s.group_segment_size AS static_shared_bytes,
+    -- the dispatch's LDS is static + dynamic; never report a negative dynamic part
+    max(k.group_segment_size - coalesce(s.group_segment_size, 0), 0) AS dynamic_shared_bytes,
+    k.private_segment_size AS local_bytes_per_thread
+FROM rocpd_kernel_dispatch k
+JOIN rocpd_info_agent a ON a.id = k.agent_id AND a.guid = k.guid
+LEFT JOIN sym s ON s.id = k.kernel_id AND s.guid = k.guid
+LEFT JOIN rocpd_event e ON e.id = k.event_id AND e.guid = k.guid

@@ -1,0 +1,1 @@
+"""HTTP-level fakes of the LLM providers' APIs, for tests (no network)."""

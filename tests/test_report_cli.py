@@ -1,0 +1,127 @@
+"""`pa analyze` end to end: every shared profile × every format, paths, -o, exit 3, LLM hook."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from test_report_fixtures import make_report
+
+from engine.cli import main
+from engine.report.schema import build_report_schema, dump_schema, schema_errors
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "nsys"
+PROFILES = sorted(SHARED.glob("*.sqlite")) if SHARED.is_dir() else []
+FORMATS = ["text", "markdown", "html", "json"]
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(main, ["analyze", *args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def example_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled example, copied into a directory whose path must never leak into a report."""
+    from engine.synth import scenarios
+    from engine.synth.nsys_writer import write_nsys
+
+    out = tmp_path_factory.mktemp("secret_dir") / "example.sqlite"
+    write_nsys(scenarios.example(), out)
+    return out
+
+
+@pytest.mark.skipif(not PROFILES, reason="shared profiles not present")
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.stem)
+def test_every_shared_profile_every_format(profile: Path, tmp_path: Path) -> None:
+    for fmt in FORMATS:
+        out = tmp_path / f"r.{fmt}"
+        result = _run(str(profile), "--no-llm", "--format", fmt, "-o", str(out))
+        assert result.exit_code == 0, result.output
+        text = out.read_text(encoding="utf-8")
+        assert str(SHARED) not in text
+        if fmt == "json":
+            doc = json.loads(text)
+            assert schema_errors(doc) == []
+            assert doc["provenance"]["llm"]["mode"] == "rules_only"
+            assert doc["profiles"][0]["sha256"]
+
+
+def test_no_absolute_paths_unless_asked(example_profile: Path, tmp_path: Path) -> None:
+    secret = str(example_profile.parent)
+    for fmt in FORMATS:
+        result = _run(str(example_profile), "--no-llm", "-f", fmt)
+        assert result.exit_code == 0, result.output
+        assert secret not in result.output, fmt
+    kept = _run(str(example_profile), "--no-llm", "-f", "json", "--keep-paths")
+    assert secret in kept.output
+    assert json.loads(kept.output)["profiles"][0]["path"] == str(example_profile)
+
+
+def test_output_extension_and_format_inference(example_profile: Path, tmp_path: Path) -> None:
+    result = _run(str(example_profile), "--no-llm", "-f", "html", "-o", str(tmp_path / "report"))
+    assert result.exit_code == 0
+    assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    result = _run(str(example_profile), "--no-llm", "-o", str(tmp_path / "r.md"))
+    assert (tmp_path / "r.md").read_text(encoding="utf-8").startswith("# pa report")
+    result = _run(str(example_profile), "--no-llm")
+    assert "Key metrics" in result.output and "\x1b[" not in result.output   # not a TTY: no colour
+
+
+def test_broken_report_exits_3_and_renders_nothing(example_profile: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.report.assemble as assemble
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        report = make_report()
+        report.hypotheses[0].runtime_fraction_pct = 150.0     # not re-validated on assignment
+        return report
+
+    monkeypatch.setattr(assemble, "build_report", broken)
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(main, ["analyze", str(example_profile), "--no-llm", "-o", str(out)])
+    assert result.exit_code == 3
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("pa: error: bug:")
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_llm_hook_is_called_and_recorded(example_profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.report.llm_hook as hook
+    from engine.report.model import LlmProvenance
+
+    calls: list[Any] = []
+
+    def fake_stage(summary: Any, rule_result: Any, options: hook.LlmOptions) -> hook.LlmOutcome:
+        calls.append(options)
+        return hook.LlmOutcome(hypotheses=list(reversed(rule_result.hypotheses)),
+                               provenance=LlmProvenance(mode="llm", provider="fake", model="m1", turns=2,
+                                                        tool_calls=1, input_tokens=10, output_tokens=5,
+                                                        log_path="/abs/secret/llm.log"))
+
+    monkeypatch.setattr(hook, "_find_stage", lambda: fake_stage)
+    doc = json.loads(_run(str(example_profile), "-f", "json", "--model", "m1").output)
+    assert calls and calls[0].model == "m1"
+    assert doc["provenance"]["llm"]["provider"] == "fake"
+    assert doc["provenance"]["llm"]["log_path"] == "llm.log"
+    off = json.loads(_run(str(example_profile), "-f", "json", "--no-llm").output)
+    assert len(calls) == 1
+    assert off["provenance"]["llm"] == {**off["provenance"]["llm"], "mode": "rules_only",
+                                        "reason": "--no-llm given"}
+
+
+def test_several_ranks(example_profile: Path, tmp_path: Path) -> None:
+    second = tmp_path / "rank1.sqlite"
+    second.write_bytes(example_profile.read_bytes())
+    doc = json.loads(_run(str(example_profile), str(second), "--no-llm", "-f", "json").output)
+    assert len(doc["ranks"]) == 2 and len(doc["profiles"]) == 2
+    assert any(k["stage"] == "report" for k in doc["skipped"])
+
+
+def test_schema_command_prints_committed_schema() -> None:
+    result = CliRunner().invoke(main, ["schema", "report"])
+    assert result.exit_code == 0
+    assert result.output == dump_schema(build_report_schema())
+    assert "schema" not in CliRunner().invoke(main, ["--help"]).output.split("Commands:")[1]

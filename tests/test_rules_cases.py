@@ -1,0 +1,86 @@
+"""Rule cases as data: tests/rule_cases/<RULE-ID>.yaml, run on generated profiles by one test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from engine.metrics.summarize import summarize
+from engine.rules.accuracy import generate_profile
+from engine.rules.engine import evaluate, load_ruleset
+from engine.rules.loader import builtin_pack_paths
+from engine.synth.scenarios import ALL_SCENARIOS
+
+CASE_DIR = Path(__file__).parent / "rule_cases"
+
+
+def _cases() -> list[Any]:
+    out = []
+    for f in sorted(CASE_DIR.glob("*.yaml")):
+        data = yaml.safe_load(f.read_text())
+        assert data["rule"] == f.stem, f"{f.name}: rule id differs from the file name"
+        for i, case in enumerate(data["cases"]):
+            for fmt in case.get("formats", ["nsys"]):
+                out.append(pytest.param(data["rule"], case, fmt, id=f"{f.stem}-{i}-{case['scenario']}-{fmt}"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def profiles(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("rule_case_profiles")
+
+
+@pytest.mark.parametrize(("rule_id", "case", "fmt"), _cases())
+def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, profiles: Path, tmp_path: Path) -> None:
+    assert case["scenario"] in ALL_SCENARIOS
+    site = []
+    if case.get("params"):
+        pack = tmp_path / "case.yaml"
+        pack.write_text(yaml.safe_dump({"pack": "case", "description": "test case params",
+                                        "override_params": case["params"]}))
+        site.append(pack)
+    rs = load_ruleset(site)
+    result = evaluate(summarize(generate_profile(case["scenario"], fmt, profiles)), rs)
+    outcome = next(o for o in result.outcomes if o.rule_id == rule_id)
+    hyp = next((h for h in result.hypotheses if h.rule_id == rule_id), None)
+    expect = case["expect"]
+    if expect == "silent":
+        assert outcome.status == "silent", (outcome, hyp)
+        assert hyp is None
+    elif expect == "skipped":
+        assert outcome.status == "skipped" and outcome.reason, outcome
+        assert any(s.what == f"rule {rule_id}" for s in result.skipped)
+    else:
+        assert expect == "fires"
+        assert outcome.status == "fired", outcome
+        assert hyp is not None
+        if "runtime_fraction" in case:
+            lo, hi = case["runtime_fraction"]
+            frac = outcome.values["runtime_fraction"]
+            assert frac is not None and lo <= frac <= hi, frac
+        for name, (lo, hi) in case.get("values", {}).items():
+            assert lo <= result.metrics[name] <= hi, (name, result.metrics[name])
+        # Evidence cites numbers, and each cited value names its source.
+        assert all(e.values for e in hyp.evidence[:1])
+        assert any(ch.isdigit() for ch in hyp.evidence[0].text)
+        assert all(v.source for e in hyp.evidence for v in e.values)
+
+
+def test_every_builtin_rule_has_cases_and_description() -> None:
+    rs = load_ruleset()
+    assert builtin_pack_paths()
+    for rid, rule in rs.rules.items():
+        f = CASE_DIR / f"{rid}.yaml"
+        assert f.is_file(), f"rule {rid} has no case file {f.name}"
+        cases = yaml.safe_load(f.read_text())["cases"]
+        assert cases, f"rule {rid} has no cases"
+        assert len(rule.description.strip()) >= 20, f"rule {rid} has no description"
+    for p in rs.params.values():
+        assert p.description.strip(), f"param {p.name} has no description"
+        if p.pack != "rules/core.yaml" or p.name.startswith("wave"):
+            assert p.source, f"param {p.name} does not say where its value comes from"
+    for m in rs.metrics.values():
+        assert m.description.strip(), f"metric {m.name} has no description"

@@ -1,0 +1,36 @@
+"""`pa rules list|show|validate|explain`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from engine.cli import main
+from engine.rules.accuracy import generate_profile
+
+
+def test_list_show_validate(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["rules", "list"])
+    assert r.exit_code == 0 and "GPU-SYNC-001" in r.output and "rules/gpu.yaml" in r.output
+    r = CliRunner().invoke(main, ["rules", "show", "GPU-SYNC-001"])
+    assert r.exit_code == 0 and "syncs_per_launch_min = 0.5" in r.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("pack: bad\ndescription: x\noverride_params: {nosuch: 1}\n")
+    r = CliRunner().invoke(main, ["rules", "validate", str(bad)])
+    assert r.exit_code == 2 and "bad.yaml" in r.output and "override_params.nosuch" in r.output
+    good = tmp_path / "good.yaml"
+    good.write_text("pack: good\ndescription: x\ndisable: [GPU-SYNC-001]\n")
+    r = CliRunner().invoke(main, ["rules", "validate", str(good)])
+    assert r.exit_code == 0 and "ok: good.yaml" in r.output
+
+
+def test_explain(tmp_path: Path) -> None:
+    prof = generate_profile("sync_after_launch", "nsys", tmp_path)
+    r = CliRunner().invoke(main, ["rules", "explain", "GPU-SYNC-001", str(prof), "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["status"] == "fired" and data["inputs"]["syncs_per_launch"] == 1.0
+    r = CliRunner().invoke(main, ["rules", "explain", "GPU-COPY-001", str(prof)])
+    assert (r.exit_code == 0 and "skipped" in r.output) or "silent" in r.output
