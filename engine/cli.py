@@ -6,34 +6,12 @@ caught by pa's own validation); nothing below the CLI prints or exits.
 
 from __future__ import annotations
 
-import functools
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
 from engine import __version__
-from engine.errors import PaError
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def one_line_errors(func: F) -> F:
-    """Report PaError (and a broken pipe) as a single stderr line with the error's exit code."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except PaError as exc:
-            click.echo(f"pa: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except BrokenPipeError:
-            sys.exit(0)
-
-    return wrapper  # type: ignore[return-value]
+from engine.errors import one_line_errors
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -124,6 +102,9 @@ def example(out: Path, scenario: str, fmt: str, list_only: bool) -> None:
 from engine.cli_analyze import analyze, schema  # noqa: E402 - registered after the group exists
 
 for _cmd in (analyze, schema): main.add_command(_cmd)  # noqa: E701
+from engine.cli_compare import compare  # noqa: E402 - registered after the group exists
+
+main.add_command(compare)
 from engine.cli_rules import rules_group  # noqa: E402 - registered after the group exists
 
 main.add_command(rules_group)

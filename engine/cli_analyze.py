@@ -9,43 +9,21 @@ prints the generated report / summary JSON Schemas committed under schemas/.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 from pydantic import ValidationError
 
-from engine.errors import InternalError, PaError, UserError
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def one_line_errors(func: F) -> F:
-    """Turn a PaError into one stderr line and its exit code, as engine.cli does.
-
-    Not imported from engine.cli: engine.cli imports this module, and `python -m engine.cli` would
-    then import a half-initialised copy of itself.
-    """
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except PaError as exc:
-            click.echo(f"pa: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except BrokenPipeError:
-            sys.exit(0)
-
-    return wrapper  # type: ignore[return-value]
+from engine.errors import InternalError, UserError, one_line_errors
+from engine.llm.cli_options import llm_cli_options
 
 
 @dataclass
@@ -120,6 +98,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (), keep_paths: bool = False,
                      llm_enabled: bool = False, model: str | None = None, base_url: str | None = None,
+                     llm_extra: dict[str, Any] | None = None,
                      command_line: Sequence[str] = (), started: float | None = None) -> dict[str, Any]:
     """Run the whole pipeline and return the validated report document (a JSON-ready dict)."""
     from engine.metrics.summarize import summarize
@@ -133,7 +112,9 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
     rule_result = run_rules(main_summary, site_packs, keep_paths)
     # ---- HOOK (issue 6): the LLM stage refines/re-ranks the rules' hypotheses, or returns None. ----
     llm, llm_reason = run_llm_stage(main_summary, rule_result,
-                                    LlmOptions(enabled=llm_enabled, model=model, base_url=base_url))
+                                    LlmOptions(enabled=llm_enabled, model=model, base_url=base_url,
+                                               extra={**(llm_extra or {}), "profile_path":
+                                                      str(profiles[summaries.index(main_summary)])}))
     try:
         report = build_report(summaries, rule_result,
                               RunInfo(command_line=list(command_line), keep_paths=keep_paths,
@@ -161,10 +142,11 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
 @click.option("--no-llm", is_flag=True, help="Rules only: skip the LLM stage.")
 @click.option("--model", default=None, help="LLM model (LLM stage).")
 @click.option("--base-url", default=None, help="LLM endpoint (LLM stage).")
+@llm_cli_options
 @one_line_errors
 def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, site_packs: tuple[Path, ...],
             templates_dir: Path | None, keep_paths: bool, no_llm: bool, model: str | None,
-            base_url: str | None) -> None:
+            base_url: str | None, llm_extra: dict[str, Any]) -> None:
     """Analyse PROFILE(s) and write a ranked, auditable report (several files: one per rank)."""
     from engine.report.render import render
 
@@ -172,7 +154,8 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     is_tty = output is None and sys.stdout.isatty()
     fmt = choose_format(fmt, output)
     doc = analyze_profiles(profiles, site_packs=site_packs, keep_paths=keep_paths, llm_enabled=not no_llm,
-                           model=model, base_url=base_url, command_line=["pa", *sys.argv[1:]],
+                           model=model, base_url=base_url, llm_extra=llm_extra,
+                           command_line=["pa", *sys.argv[1:]],
                            started=started)
     text = render(doc, fmt, templates_dir=templates_dir, color=is_tty)
     if output is None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from engine.cli import one_line_errors
+from engine.errors import one_line_errors
 
 _SITE = click.option("--rules", "site_packs", multiple=True, type=click.Path(path_type=Path),
                      help="Site rule pack layered over the built-in ones (repeatable, in order).")

@@ -22,3 +22,11 @@ def real_profile(request: pytest.FixtureRequest) -> Path:
     if request.param is None:
         pytest.skip("../shared/profiles/nsys not present")
     return request.param
+
+
+@pytest.fixture(autouse=True)
+def _no_llm_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never reach a real LLM provider, whatever keys the developer's shell holds."""
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY",
+                "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)

@@ -162,7 +162,7 @@ class AnthropicAdapter:
         self.target = target
         self.client = anthropic.Anthropic(api_key=target.api_key, base_url=target.base_url, http_client=http,
                                           timeout=settings.timeout_s, max_retries=settings.max_retries)
-        self.instructor = instructor.from_anthropic(self.client, mode=instructor.Mode.ANTHROPIC_TOOLS)
+        self.instructor = instructor.from_anthropic(self.client, mode=instructor.Mode.TOOLS)
         self.system = ""
         self.messages: list[dict[str, Any]] = []
         self.tools = [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}

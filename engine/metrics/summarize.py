@@ -16,6 +16,7 @@ from engine import __version__
 from engine.metrics import host as host_metrics
 from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops, device_activity, idle_gaps, stream_stats
+from engine.metrics.degraded import rocpd_capture_checks
 from engine.metrics.kernels import kernel_stats
 from engine.metrics.model import (
     CopyStats,
@@ -235,3 +236,4 @@ def _degraded_capture_checks(rel: Relations, summary: ProfileSummary) -> None:
         summary.host_side = {"launch_calls": launches, "memcpy_calls": memcpy_calls}
         summary.skipped.append(SkippedItem(what="gpu_activity", reason="no GPU activity records although "
                                            "the host issued GPU work (degraded capture)"))
+    rocpd_capture_checks(rel, summary)  # rocpd only: MPI coverage, host-side facts from call args

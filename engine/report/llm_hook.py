@@ -63,6 +63,8 @@ def run_llm_stage(summary: Any, rule_result: Any, options: LlmOptions) -> tuple[
     if stage is None:
         return None, "LLM stage not available in this version of pa"
     outcome = stage(summary, rule_result, options)
+    if isinstance(outcome, str):  # the stage says why it stayed rules-only (no key, failure, --dry-run)
+        return None, outcome
     if outcome is None:
         return None, "LLM stage skipped (no API key or provider configured)"
     return outcome, ""

@@ -1,0 +1,87 @@
+"""Benchmark: Stage 1 of many rank files in parallel, and the cross-rank analysis.
+
+Generates RANKS Nsight Systems files (default 256) of KERNELS kernels (20,000) and MPI MPI calls
+(5,000 collectives) each, in worker processes, then in a fresh child process runs
+`summarize_ranks` + `cross_rank` with 1 and with 2 workers and reports seconds per rank and the
+child's (the parent of the pool's) peak RSS. Target (issue 7): parent peak memory <= 300 MB.
+
+Run: python benchmarks/ranks.py [--ranks N] [--kernels N] [--mpi N] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from engine.synth.nsys_writer import write_nsys
+from engine.synth.scenario import Device, Kernel, MpiCall, Process, Scenario
+
+US = 1_000
+NAMES = [f"kernel_{i}" for i in range(24)]
+
+
+def make_rank(args: tuple[Path, int, int, int]) -> Path:
+    """One rank file: kernels back to back in iterations, one MPI_Allreduce per iteration."""
+    folder, rank, n_kernels, n_mpi = args
+    rng = random.Random(rank)
+    pid = 1000 + rank
+    sc = Scenario(name=f"rank{rank}", description="bench", devices=[Device(id=0)],
+                  processes=[Process(pid, "app", {pid: "main"}, rank=rank)])
+    per_iter = max(1, n_kernels // n_mpi)
+    t = 1_000_000_000
+    slow = 1.3 if rank == 3 else 1.0
+    for _ in range(n_mpi):
+        for _ in range(per_iter):
+            d = int(rng.uniform(20, 60) * US * slow)
+            sc.kernels.append(Kernel(pid, 0, 7, t, t + d, rng.choice(NAMES)))
+            t += d + 2 * US
+        sc.mpi_calls.append(MpiCall(pid, pid, t, t + 50 * US, "MPI_Allreduce", "collective", 8, rank))
+        t += 60 * US
+    return write_nsys(sc, folder / f"rank_{rank:04d}.db")
+
+
+CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from engine.ranks import cross_rank, summarize_ranks
+t = time.perf_counter()
+rs = summarize_ranks([Path(sys.argv[1])], workers=int(sys.argv[2]))
+cr = cross_rank(rs)
+dt = time.perf_counter() - t
+print(json.dumps({"seconds": dt, "ranks": len(rs.ranks), "straggler": cr.straggler_rank,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def main() -> None:
+    """Generate, time, report."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ranks", type=int, default=256)
+    ap.add_argument("--kernels", type=int, default=20_000)
+    ap.add_argument("--mpi", type=int, default=5_000)
+    ap.add_argument("--keep", type=Path, default=None)
+    a = ap.parse_args()
+    folder = a.keep or Path(tempfile.mkdtemp(prefix="pa_ranks_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    with ProcessPoolExecutor() as pool:
+        list(pool.map(make_rank, [(folder, r, a.kernels, a.mpi) for r in range(a.ranks)]))
+    print(f"generated {a.ranks} rank files in {time.perf_counter() - t:.1f} s under {folder}")
+    for workers in (1, 2):
+        out = subprocess.run([sys.executable, "-c", CHILD, str(folder), str(workers)], check=True,
+                             capture_output=True, text=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        ok = "ok" if r["peak_mb"] <= 300 else "OVER 300 MB"
+        print(f"workers={workers}: {r['seconds']:.1f} s total, {r['seconds'] / r['ranks']:.3f} s per rank, "
+              f"parent peak {r['peak_mb']:.0f} MB ({ok}), straggler rank {r['straggler']}")
+
+
+if __name__ == "__main__":
+    main()

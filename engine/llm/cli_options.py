@@ -1,0 +1,56 @@
+"""The LLM stage's `pa analyze` options, defined once here and collected into one `llm_extra` dict.
+
+`engine.cli_analyze` applies `@llm_cli_options` and passes `llm_extra` through `LlmOptions.extra`,
+so adding a stage option never touches the report engineer's CLI code. Importing this module is
+cheap: it imports click only, never an SDK. --model, --base-url and --no-llm stay in cli_analyze.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
+    ("--max-turns", "max_turns", {"type": click.IntRange(1, 50), "default": None,
+                                  "help": "LLM: model requests at most, the forced final answer included "
+                                          "(default 8)."}),
+    ("--dry-run", "dry_run", {"is_flag": True, "default": None,
+                              "help": "LLM: print the exact prompt and tool schemas to stderr, send nothing."}),
+    ("--redact", "redact", {"is_flag": True, "default": None,
+                            "help": "LLM: replace kernel names, marker text, host names and paths by "
+                                    "placeholders in everything sent."}),
+    ("--allow-app-knowledge", "allow_app_knowledge", {
+        "is_flag": True, "default": None,
+        "help": "LLM: let the model use what it knows about the application and its libraries."}),
+    ("--log", "log", {"type": click.Path(path_type=Path), "default": None,
+                      "help": "LLM: append every HTTP request/response body as JSON lines to FILE."}),
+    ("--transcript", "transcript", {"type": click.Path(path_type=Path), "default": None,
+                                    "help": "LLM: write the conversation (turns, tool calls, answer) to FILE."}),
+    ("--yes", "yes", {"is_flag": True, "default": None,
+                      "help": "LLM: skip the cost confirmation (never asked when stdin is not a TTY)."}),
+    ("--require-llm", "require", {"is_flag": True, "default": None,
+                                  "help": "LLM: fail (exit 2) instead of falling back to rules only."}),
+]
+
+
+def llm_cli_options(func: F) -> F:
+    """Add the LLM options to a click command; the command receives them as `llm_extra`."""
+    names = [dest for _, dest, _ in _OPTIONS]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        extra = {n: kwargs.pop(n) for n in names if n in kwargs}
+        # click gives False for an absent flag; None means "not given" so pa.toml can decide.
+        kwargs["llm_extra"] = {k: v for k, v in extra.items() if v not in (None, False)}
+        return func(*args, **kwargs)
+
+    cmd: Any = wrapper
+    for flag, dest, kw in reversed(_OPTIONS):
+        cmd = click.option(flag, dest, **kw)(cmd)
+    return cmd
