@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from engine import __version__
+from engine.cli_ranks import RankOptions, rank_options
 from engine.errors import one_line_errors
 
 
@@ -21,20 +22,45 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("profile", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the ProfileSummary as JSON.")
+@click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the ProfileSummary as JSON (several ranks: per-rank summaries and cross-rank facts).")
 @click.option("--keep-paths", is_flag=True, help="Keep the absolute path of the profile in the output.")
+@rank_options
 @one_line_errors
-def summary(profile: Path, as_json: bool, keep_paths: bool) -> None:
-    """Summarise PROFILE offline: kernels, copies, idle gaps, sync, streams, markers, MPI."""
-    from engine.metrics.summarize import summarize
-    from engine.summary_render import print_summary
+def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, ranks: RankOptions) -> None:
+    """Summarise PROFILE(s) offline: kernels, copies, idle gaps, sync, streams, markers, MPI.
 
-    result = summarize(profile, keep_paths=keep_paths)
+    Several files, or a directory of rank files (report.*.sqlite, rank_*.db), are one multi-rank run:
+    the per-rank table and the cross-rank facts (straggler, imbalance, collective skew) are printed.
+    """
+    from engine.cli_ranks import expand, progress_bar
+
+    files = expand(profiles)
+    if len(files) == 1:
+        from engine.metrics.summarize import summarize
+        from engine.summary_render import print_summary
+
+        result = summarize(files[0], keep_paths=keep_paths, max_phases=ranks.max_phases)
+        if as_json:
+            click.echo(result.model_dump_json(indent=2))
+        else:
+            print_summary(result)
+        return
+    from engine.ranks import cross_rank, summarize_ranks
+    from engine.ranks.model import MultiRankSummary, RankSummary
+    from engine.summary_render import print_rank_summary
+
+    with progress_bar(len(files)) as progress:
+        rs = summarize_ranks(files, workers=ranks.workers, executor=ranks.executor, scheduler=ranks.scheduler,
+                             max_phases=ranks.max_phases, keep_paths=keep_paths, progress=progress)
+    cr = cross_rank(rs, primary_rank=ranks.primary_rank)
     if as_json:
-        click.echo(result.model_dump_json(indent=2))
+        doc = MultiRankSummary(ranks=[RankSummary(rank=r.rank, rank_source=r.rank_source, summary=r.summary)
+                                      for r in rs.ranks], cross_rank=cr)
+        click.echo(doc.model_dump_json(indent=2))
     else:
-        print_summary(result)
+        print_rank_summary(cr)
 
 
 @main.command()

@@ -22,6 +22,7 @@ from typing import Any
 import click
 from pydantic import ValidationError
 
+from engine.cli_ranks import Progress, RankOptions, expand, progress_bar, rank_options
 from engine.errors import InternalError, UserError, one_line_errors
 from engine.llm.cli_options import llm_cli_options
 
@@ -44,8 +45,12 @@ class _Skip:
     reason: str
 
 
-def run_rules(summary: Any, site_packs: Sequence[Path], keep_paths: bool) -> Any:
-    """Evaluate the built-in and site rule packs on `summary` (engine.rules.engine)."""
+def run_rules(summary: Any, site_packs: Sequence[Path], keep_paths: bool,
+              extra_facts: dict[str, Any] | None = None) -> Any:
+    """Evaluate the built-in and site rule packs on `summary` (engine.rules.engine).
+
+    extra_facts: the `cross_rank.*` facts of a multi-rank run (CrossRank.facts()), or None.
+    """
     try:
         engine = importlib.import_module("engine.rules.engine")
     except ModuleNotFoundError as exc:
@@ -55,7 +60,7 @@ def run_rules(summary: Any, site_packs: Sequence[Path], keep_paths: bool) -> Any
             raise UserError("--rules given but the rule engine is not available in this build") from exc
         return _NoRules(skipped=[_Skip("all rules", "rule engine not available in this build")])
     ruleset = engine.load_ruleset(site_packs=tuple(site_packs), keep_paths=keep_paths)
-    return engine.evaluate(summary, ruleset)
+    return engine.evaluate(summary, ruleset, extra_facts=extra_facts)
 
 
 def choose_format(fmt: str | None, output: Path | None) -> str:
@@ -99,27 +104,54 @@ def _write_atomically(path: Path, text: str) -> None:
 def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (), keep_paths: bool = False,
                      llm_enabled: bool = False, model: str | None = None, base_url: str | None = None,
                      llm_extra: dict[str, Any] | None = None,
-                     command_line: Sequence[str] = (), started: float | None = None) -> dict[str, Any]:
-    """Run the whole pipeline and return the validated report document (a JSON-ready dict)."""
+                     command_line: Sequence[str] = (), started: float | None = None,
+                     ranks: RankOptions | None = None, progress: Progress | None = None) -> dict[str, Any]:
+    """Run the whole pipeline and return the validated report document (a JSON-ready dict).
+
+    Several files (directories expanded) are one multi-rank run: Stage 1 per rank in parallel
+    (`ranks`), cross-rank facts, and the rules run on the primary rank's summary with those facts.
+    """
     from engine.metrics.summarize import summarize
     from engine.report.assemble import RunInfo, build_report, primary_index
     from engine.report.llm_hook import LlmOptions, run_llm_stage
     from engine.report.schema import validate_report
 
     t0 = time.monotonic() if started is None else started
-    summaries = [summarize(p, keep_paths=keep_paths) for p in profiles]
-    main_summary = summaries[primary_index(summaries)]
-    rule_result = run_rules(main_summary, site_packs, keep_paths)
+    opts = ranks or RankOptions()
+    files = expand(profiles)
+    cross = None
+    if len(files) == 1:
+        if opts.primary_rank is not None:
+            raise UserError("--primary-rank needs the files of several ranks")
+        summaries = [summarize(files[0], keep_paths=keep_paths, max_phases=opts.max_phases)]
+        rank_numbers = None
+        primary = primary_index(summaries)
+    else:
+        from engine.ranks import cross_rank, summarize_ranks
+
+        rs = summarize_ranks(files, workers=opts.workers, executor=opts.executor, scheduler=opts.scheduler,
+                             max_phases=opts.max_phases, keep_paths=keep_paths, progress=progress)
+        cross = cross_rank(rs, primary_rank=opts.primary_rank)
+        summaries = [r.summary for r in rs.ranks]
+        rank_numbers = [r.rank for r in rs.ranks]
+        files = [r.path or Path(r.summary.profile.file_name) for r in rs.ranks]
+        primary = rank_numbers.index(cross.primary_rank)
+    main_summary = summaries[primary]
+    rule_result = run_rules(main_summary, site_packs, keep_paths,
+                            extra_facts=cross.facts() if cross is not None else None)
     # ---- HOOK (issue 6): the LLM stage refines/re-ranks the rules' hypotheses, or returns None. ----
     llm, llm_reason = run_llm_stage(main_summary, rule_result,
                                     LlmOptions(enabled=llm_enabled, model=model, base_url=base_url,
                                                extra={**(llm_extra or {}), "profile_path":
-                                                      str(profiles[summaries.index(main_summary)])}))
+                                                      str(files[primary]),
+                                                      "ranks": list(cross.ranks) if cross is not None
+                                                      else None}))
     try:
         report = build_report(summaries, rule_result,
                               RunInfo(command_line=list(command_line), keep_paths=keep_paths,
                                       duration_s=time.monotonic() - t0),
-                              llm=llm, llm_reason=llm_reason or None)
+                              llm=llm, llm_reason=llm_reason or None, cross=cross, primary=primary,
+                              rank_numbers=rank_numbers)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first.get("loc", ())))
@@ -143,20 +175,26 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
 @click.option("--model", default=None, help="LLM model (LLM stage).")
 @click.option("--base-url", default=None, help="LLM endpoint (LLM stage).")
 @llm_cli_options
+@rank_options
 @one_line_errors
 def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, site_packs: tuple[Path, ...],
             templates_dir: Path | None, keep_paths: bool, no_llm: bool, model: str | None,
-            base_url: str | None, llm_extra: dict[str, Any]) -> None:
-    """Analyse PROFILE(s) and write a ranked, auditable report (several files: one per rank)."""
+            base_url: str | None, llm_extra: dict[str, Any], ranks: RankOptions) -> None:
+    """Analyse PROFILE(s) and write a ranked, auditable report.
+
+    Several files, or a directory of rank files (report.*.sqlite, rank_*.db), are one multi-rank run:
+    the rules see the primary rank (the idle-time outlier, or --primary-rank) and the cross-rank facts.
+    """
     from engine.report.render import render
 
     started = time.monotonic()
     is_tty = output is None and sys.stdout.isatty()
     fmt = choose_format(fmt, output)
-    doc = analyze_profiles(profiles, site_packs=site_packs, keep_paths=keep_paths, llm_enabled=not no_llm,
-                           model=model, base_url=base_url, llm_extra=llm_extra,
-                           command_line=["pa", *sys.argv[1:]],
-                           started=started)
+    with progress_bar(len(expand(profiles))) as progress:
+        doc = analyze_profiles(profiles, site_packs=site_packs, keep_paths=keep_paths, llm_enabled=not no_llm,
+                               model=model, base_url=base_url, llm_extra=llm_extra,
+                               command_line=["pa", *sys.argv[1:]],
+                               started=started, ranks=ranks, progress=progress)
     text = render(doc, fmt, templates_dir=templates_dir, color=is_tty)
     if output is None:
         click.echo(text, nl=False)
@@ -167,10 +205,15 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
 
 
 @click.command("schema", hidden=True)
-@click.argument("which", type=click.Choice(["report", "summary"]))
+@click.argument("which", type=click.Choice(["report", "summary", "compare"]))
 @one_line_errors
 def schema(which: str) -> None:
-    """Print the generated JSON Schema (report or summary) as committed under schemas/."""
+    """Print the generated JSON Schema (report, summary or compare) as committed under schemas/."""
     from engine.report.schema import build_report_schema, build_summary_schema, dump_schema
 
+    if which == "compare":
+        from engine.compare.schema import build_compare_schema
+
+        click.echo(dump_schema(build_compare_schema()), nl=False)
+        return
     click.echo(dump_schema(build_report_schema() if which == "report" else build_summary_schema()), nl=False)

@@ -48,18 +48,33 @@ def _load(path: Path, max_phases: int) -> Any:
 @click.command()
 @click.argument("before", type=click.Path(path_type=Path))
 @click.argument("after", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "markdown", "html", "json"]), default=None,
+              help="Output format (default: from -o's extension, else text).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Write the comparison to FILE (the format's extension is added when FILE has none).")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--noise-floor", type=click.FloatRange(0, 100), default=2.0, show_default=True,
               help="Changes smaller than this % of the larger value are noise.")
 @click.option("--max-phases", type=click.IntRange(1, 64), default=8, show_default=True,
               help="Most phases per capture (1 disables phase detection).")
 @click.option("--no-rules", is_flag=True, help="Do not run the rules (no hypothesis comparison).")
+@click.option("--no-llm", is_flag=True, help="Deterministic narrative only: no LLM explanation.")
+@click.option("--templates", "templates_dir", type=click.Path(path_type=Path), default=None,
+              help="Directory of site templates (compare.txt.j2, compare.md.j2, compare.html.j2).")
 @_one_line_errors
-def compare(before: Path, after: Path, as_json: bool, noise_floor: float, max_phases: int, no_rules: bool) -> None:
-    """Compare BEFORE with AFTER: what got faster or slower, and which findings went away."""
-    from engine.compare import compare as do_compare
-    from engine.compare.render import render_text
+def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_json: bool, noise_floor: float,
+            max_phases: int, no_rules: bool, no_llm: bool, templates_dir: Path | None) -> None:
+    """Compare BEFORE with AFTER: what got faster or slower, and which findings went away.
 
+    Output is validated against schemas/compare.schema.json before it is rendered.
+    """
+    from engine.cli_analyze import _write_atomically, choose_format, output_path
+    from engine.compare import compare as do_compare
+    from engine.compare.llm_hook import explain
+    from engine.compare.render import render_comparison
+    from engine.compare.schema import validate_comparison
+
+    fmt = "json" if as_json and fmt is None else choose_format(fmt, output)
     sb, sa = _load(before, max_phases), _load(after, max_phases)
     hb = ha = None
     if not no_rules:
@@ -68,4 +83,15 @@ def compare(before: Path, after: Path, as_json: bool, noise_floor: float, max_ph
         rules = load_ruleset()
         hb, ha = evaluate(sb, rules).hypotheses, evaluate(sa, rules).hypotheses
     result = do_compare(sb, sa, noise_floor, hb, ha)
-    click.echo(result.model_dump_json(indent=2) if as_json else render_text(result))
+    # ---- HOOK (issue 7): one validated LLM call explaining the diff's numbers, or the reason why not.
+    llm, reason = explain(result, enabled=not no_llm)
+    result.llm, result.llm_reason = llm, reason
+    if llm is not None and llm.ungrounded_numbers:
+        result.warnings.append(f"llm: numbers not found in the comparison: {', '.join(llm.ungrounded_numbers)}")
+    text = render_comparison(validate_comparison(result), fmt, templates_dir=templates_dir)
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    path = output_path(output, fmt)
+    _write_atomically(path, text)
+    click.echo(f"wrote {path.name} ({fmt})", err=True)

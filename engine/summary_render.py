@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from engine.metrics.model import ProfileSummary
+from engine.ranks.model import CrossRank
 
 
 def fmt_ns(ns: float | None) -> str:
@@ -108,3 +109,48 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
         c.print(f"[yellow]warning:[/yellow] {w}")
     for sk in s.skipped:
         c.print(f"[dim]skipped {sk.what}: {sk.reason}[/dim]")
+
+
+def _imb(x: float | None) -> str:
+    return "n/a" if x is None else f"{x * 100:.1f} %"
+
+
+def print_rank_summary(cr: CrossRank, console: Console | None = None, top_collectives: int = 10) -> None:
+    """Print a multi-rank run: the per-rank table, the roles, per-phase imbalance and collective skew."""
+    c = console or Console()
+    t = Table(title=f"Ranks ({cr.rank_count})")
+    for col in ("rank", "from", "file", "span", "kernel time", "GPU busy", "util", "idle", "MPI",
+                "collective wait"):
+        t.add_column(col)
+    for r in cr.ranks:
+        mark = " (straggler)" if r.rank == cr.straggler_rank else ""
+        t.add_row(f"{r.rank}{mark}", r.rank_source, r.file_name, fmt_ns(r.span_ns), fmt_ns(r.kernel_time_ns),
+                  fmt_ns(r.busy_ns), fmt_pct(r.utilization_pct), fmt_ns(r.idle_ns), fmt_ns(r.mpi_ns),
+                  fmt_ns(r.collective_wait_ns))
+    c.print(t)
+    c.print(f"straggler rank: {cr.straggler_rank if cr.straggler_rank is not None else 'n/a (no collectives)'}; "
+            f"most waited on: {cr.most_waited_on_rank}; waits most: {cr.most_waiting_rank}")
+    c.print(f"imbalance: {cr.imbalance_side} (kernel time {_imb(cr.compute_imbalance)}, MPI time "
+            f"{_imb(cr.communication_imbalance)}, MPI outside collectives {_imb(cr.noncollective_imbalance)}; "
+            f"(max − min) / mean)")
+    c.print(f"primary rank for the detailed analysis: {cr.primary_rank} ({cr.primary_reason})")
+    t = Table(title=f"Imbalance per phase (phases aligned by {cr.phase_alignment})")
+    for col in ("phase", "kernel imbalance", "slowest rank", "MPI imbalance", "most MPI"):
+        t.add_column(col)
+    for p in [cr.overall, *cr.phases]:
+        t.add_row(p.phase, _imb(p.kernel_time.imbalance), str(p.kernel_time.max_rank),
+                  _imb(p.mpi.imbalance) if p.mpi else "n/a",
+                  str(p.mpi.max_rank) if p.mpi and p.mpi.imbalance is not None else "n/a")
+    c.print(t)
+    if cr.collectives:
+        shown = cr.collectives[:top_collectives]
+        t = Table(title=f"Collective skew (top {len(shown)} of {cr.collective_count} collectives, "
+                        f"{cr.collective_instances} matched instances)")
+        for col in ("collective", "instances", "total wait", "max skew", "last to arrive"):
+            t.add_column(col)
+        for sk in shown:
+            last = ", ".join(f"rank {k}: {v}" for k, v in sorted(sk.last_arrivals.items(), key=lambda kv: -kv[1])[:3])
+            t.add_row(sk.name, str(sk.instances), fmt_ns(sk.total_wait_ns), fmt_ns(sk.max_skew_ns), last)
+        c.print(t)
+    for w in cr.warnings:
+        c.print(f"[yellow]warning:[/yellow] {w}")

@@ -30,3 +30,4 @@ def _no_llm_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY",
                 "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PA_CLAUDE_CLI", "")  # nor a `claude` command-line client on the developer's PATH

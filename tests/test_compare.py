@@ -123,3 +123,88 @@ def test_cli_compare_text_and_json(pair: tuple, tmp_path: Path) -> None:
     assert data["before"]["file_name"] == "before.sqlite" and data["hypotheses"] is None
     r = runner.invoke(main, ["compare", str(tmp_path / "nope.json"), str(pa)])
     assert r.exit_code == 2 and "pa: error" in r.output
+
+
+# ---- rendering, schema and the LLM hook (issue 7) ------------------------------------------------
+
+FORMATS = ["text", "markdown", "html", "json"]
+
+
+def test_committed_compare_schema_matches_the_model() -> None:
+    from engine.compare.schema import build_compare_schema
+    from engine.paths import data_dir
+    from engine.report.schema import dump_schema
+
+    committed = (data_dir("schemas") / "compare.schema.json").read_text(encoding="utf-8")
+    assert committed == dump_schema(build_compare_schema()), \
+        "regenerate: pa schema compare > schemas/compare.schema.json"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_cli_compare_every_format_planted_change_first_nothing_below_noise(pair: tuple, fmt: str,
+                                                                           tmp_path: Path) -> None:
+    from engine.compare.schema import compare_schema_errors
+
+    pb, pa, _, _ = pair
+    out = tmp_path / "cmp"
+    r = CliRunner().invoke(main, ["compare", str(pb), str(pa), "--no-rules", "--no-llm", "-f", fmt, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    ext = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}[fmt]
+    text = (tmp_path / f"cmp{ext}").read_text(encoding="utf-8")
+    doc = json.loads(CliRunner().invoke(main, ["compare", str(pb), str(pa), "--no-rules", "--no-llm",
+                                               "--json"]).output)
+    assert compare_schema_errors(doc) == []
+    keys = doc["key_differences"]
+    # the planted change (phase B 130 ms -> 60 ms) is the first key difference
+    assert keys[0]["phase"] == "stencil3d_kernel" and keys[0]["what"] == "duration"
+    assert keys[0]["delta_ns"] == pytest.approx(-70 * MS, rel=0.05)
+    # nothing below the noise floor is a key difference or a listed kernel
+    floor = doc["noise_floor_pct"] / 100
+    assert all(abs(k["delta_ns"]) > floor * max(k["before_ns"], k["after_ns"]) for k in keys)
+    unchanged = [k["name"] for k in doc["kernels"] if k["status"] == "unchanged"]
+    assert "gemm_tn_kernel" in unchanged
+    if fmt != "json":
+        for name in unchanged:
+            assert name not in text, f"{name} is within the noise floor but appears in the {fmt} output"
+        first = text.index("duration")
+        assert "stencil3d_kernel" in text[first - 300:first + 300]
+        assert "within noise" in text            # utilisation did not change
+    if fmt == "html":
+        assert text.startswith("<!DOCTYPE html>") and 'id="key-differences-chart"' in text
+        assert text.count('class="bar bar-') == min(len(keys), 15)
+
+
+def test_ungrounded_numbers() -> None:
+    from engine.compare.llm_hook import ungrounded
+
+    doc = {"span": {"before": 400_000_000, "after": 330_000_000, "delta_pct": -17.5}}
+    assert ungrounded("The span fell from 400 ms to 330 ms (-17.5 %), i.e. 70 ms.", doc) == ["70"]
+
+
+def test_llm_hook_explanation_is_checked_and_rendered(pair: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    from engine.compare.model import LlmExplanation
+
+    pb, pa, _, _ = pair
+    calls: list[dict] = []
+
+    def explain_comparison(doc: dict) -> LlmExplanation:
+        calls.append(doc)
+        return LlmExplanation(text="Phase stencil3d_kernel got 54.8 % shorter; 12345 is invented.",
+                              provider="fake", model="m1")
+
+    fake = types.ModuleType("engine.llm.compare")
+    fake.explain_comparison = explain_comparison  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "engine.llm.compare", fake)
+    r = CliRunner().invoke(main, ["compare", str(pb), str(pa), "--no-rules", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert len(calls) == 1 and calls[0]["key_differences"]
+    assert doc["llm"]["ungrounded_numbers"] == ["12345"] and doc["llm_reason"] is None
+    assert any("12345" in w for w in doc["warnings"])
+    r = CliRunner().invoke(main, ["compare", str(pb), str(pa), "--no-rules", "-f", "markdown"])
+    assert "## Explanation" in r.output and "Numbers not found in the comparison: 12345" in r.output
+    r = CliRunner().invoke(main, ["compare", str(pb), str(pa), "--no-rules", "--no-llm", "--json"])
+    assert json.loads(r.output)["llm"] is None and len(calls) == 2      # --no-llm: no call

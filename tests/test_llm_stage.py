@@ -206,7 +206,7 @@ def test_pa_toml_and_flags(tmp_path: Path) -> None:
     assert (s.model, s.max_turns, s.redact) == ("anthropic", 6, True)
     assert resolve_target(s, {}) is None
     t = resolve_target(s, {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "o"})
-    assert t is not None and (t.provider, t.model) == ("anthropic", "claude-sonnet-4-5")
+    assert t is not None and (t.provider, t.model) == ("anthropic", "claude-sonnet-4-6")
     auto = resolve_target(load_settings({"model": None}, cwd=tmp_path / "none"), {"OPENAI_API_KEY": "o"})
     assert auto is not None and auto.provider == "openai"
 

@@ -138,10 +138,14 @@ def test_two_writes_get_different_guids(scenario: Scenario, tmp_path: Path) -> N
 def test_grid_counts_work_items(written: tuple[str, Path], scenario: Scenario) -> None:
     _, path = written
     rows = raw(path).execute("SELECT grid_size_x, grid_size_y, grid_size_z, workgroup_size_x, "
-                             "workgroup_size_y, workgroup_size_z, group_segment_size, start "
-                             "FROM rocpd_kernel_dispatch").fetchall()
+                             "workgroup_size_y, workgroup_size_z, d.group_segment_size, d.start "
+                             "FROM rocpd_kernel_dispatch d JOIN rocpd_info_kernel_symbol s ON s.id = d.kernel_id "
+                             "WHERE s.display_name NOT GLOB '__amd_rocclr_fill*'").fetchall()
     by_start = {k.start: k for k in scenario.kernels}
     assert len(rows) == len(scenario.kernels)
+    fills = raw(path).execute("SELECT count(*) FROM rocpd_kernel_dispatch d JOIN rocpd_info_kernel_symbol s "
+                              "ON s.id = d.kernel_id WHERE s.display_name GLOB '__amd_rocclr_fill*'").fetchone()[0]
+    assert fills == len(scenario.memsets)  # hipMemset runs as ROCm fill kernels
     for gx, gy, gz, wx, wy, wz, lds, start in rows:
         k = by_start[start]
         assert (gx, gy, gz) == (k.grid[0] * k.block[0], k.grid[1] * k.block[1], k.grid[2] * k.block[2])
@@ -187,10 +191,10 @@ def test_bulk_writer_counts(tmp_path: Path) -> None:
 
 def test_unavailable_relations_are_skipped_with_reason(written: tuple[str, Path]) -> None:
     rel = bind(written[1])
-    for relation in ("memsets", "syncs", "overhead"):
+    for relation in ("syncs", "overhead"):
         assert not rel.available(relation)
         assert "no query file" in (rel.skip_reason(relation) or "")
-    for relation in ("kernels", "copies", "api_calls", "markers", "mpi_calls", "devices", "processes",
+    for relation in ("kernels", "memsets", "copies", "api_calls", "markers", "mpi_calls", "devices", "processes",
                      "threads", "meta"):
         assert rel.available(relation), rel.skip_reason(relation)
 
@@ -310,7 +314,8 @@ def test_processes_threads_meta(written: tuple[str, Path], scenario: Scenario) -
     guid = raw(path).execute("SELECT value FROM rocpd_metadata WHERE tag='guid'").fetchone()[0]
     assert meta["host_name"] == "frontier01234" and meta["guid"] == guid
     assert meta["product"] == flavour
-    assert meta["kernel_dispatch_rows"] == str(len(scenario.kernels))
+    # dispatch rows include the fill kernels hipMemset runs as
+    assert meta["kernel_dispatch_rows"] == str(len(scenario.kernels) + len(scenario.memsets))
 
 
 def test_degraded_binds_with_zero_kernels(scenario: Scenario, tmp_path: Path) -> None:

@@ -1,4 +1,9 @@
-"""Rule cases as data: tests/rule_cases/<RULE-ID>.yaml, run on generated profiles by one test."""
+"""Rule cases as data: tests/rule_cases/<RULE-ID>.yaml, run on generated profiles by one test.
+
+A case names either a single-profile `scenario` (engine.synth.scenarios, in each of `formats`) or a
+multi-rank `rank_set` (engine.ranks.synth kinds, 8 ranks, nsys): the rules then run on the primary
+rank's summary with the cross-rank facts, as `pa analyze DIR` does.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ import pytest
 import yaml
 
 from engine.metrics.summarize import summarize
+from engine.ranks import cross_rank, summarize_ranks
+from engine.ranks.synth import KINDS, write_rank_set
 from engine.rules.accuracy import generate_profile
 from engine.rules.engine import evaluate, load_ruleset
 from engine.rules.loader import builtin_pack_paths
@@ -23,8 +30,9 @@ def _cases() -> list[Any]:
         data = yaml.safe_load(f.read_text())
         assert data["rule"] == f.stem, f"{f.name}: rule id differs from the file name"
         for i, case in enumerate(data["cases"]):
+            name = case.get("scenario") or f"ranks:{case['rank_set']}"
             for fmt in case.get("formats", ["nsys"]):
-                out.append(pytest.param(data["rule"], case, fmt, id=f"{f.stem}-{i}-{case['scenario']}-{fmt}"))
+                out.append(pytest.param(data["rule"], case, fmt, id=f"{f.stem}-{i}-{name}-{fmt}"))
     return out
 
 
@@ -35,7 +43,6 @@ def profiles(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize(("rule_id", "case", "fmt"), _cases())
 def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, profiles: Path, tmp_path: Path) -> None:
-    assert case["scenario"] in ALL_SCENARIOS
     site = []
     if case.get("params"):
         pack = tmp_path / "case.yaml"
@@ -43,7 +50,18 @@ def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, profiles: Path,
                                         "override_params": case["params"]}))
         site.append(pack)
     rs = load_ruleset(site)
-    result = evaluate(summarize(generate_profile(case["scenario"], fmt, profiles)), rs)
+    if "rank_set" in case:
+        assert case["rank_set"] in KINDS
+        folder = profiles / f"ranks-{case['rank_set']}"
+        if not folder.is_dir():
+            write_rank_set(folder, case["rank_set"])
+        ranks = summarize_ranks([folder], workers=1)
+        cr = cross_rank(ranks)
+        primary = next(r.summary for r in ranks.ranks if r.rank == cr.primary_rank)
+        result = evaluate(primary, rs, extra_facts=cr.facts())
+    else:
+        assert case["scenario"] in ALL_SCENARIOS
+        result = evaluate(summarize(generate_profile(case["scenario"], fmt, profiles)), rs)
     outcome = next(o for o in result.outcomes if o.rule_id == rule_id)
     hyp = next((h for h in result.hypotheses if h.rule_id == rule_id), None)
     expect = case["expect"]
@@ -67,6 +85,8 @@ def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, profiles: Path,
         assert all(e.values for e in hyp.evidence[:1])
         assert any(ch.isdigit() for ch in hyp.evidence[0].text)
         assert all(v.source for e in hyp.evidence for v in e.values)
+        if "title_contains" in case:
+            assert case["title_contains"] in hyp.title, hyp.title
 
 
 def test_every_builtin_rule_has_cases_and_description() -> None:

@@ -7,9 +7,11 @@ AFTER); smaller changes are reported but never reach key_differences or the narr
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
-COMPARISON_SCHEMA_VERSION = "1.0"
+COMPARISON_SCHEMA_VERSION = "1.1"
 
 
 class _Model(BaseModel):
@@ -80,10 +82,21 @@ class CaptureRef(_Model):
     span_ns: int
 
 
+class LlmExplanation(_Model):
+    """The optional LLM explanation of the differences (one validated call; see engine.compare.llm_hook)."""
+
+    text: str = Field(description="the model's explanation; every number must come from this comparison")
+    provider: str | None = None
+    model: str | None = None
+    ungrounded_numbers: list[str] = Field(
+        default_factory=list, description="numbers in the text that match no number of the comparison (flagged)")
+
+
 class Comparison(_Model):
-    """`pa compare BEFORE AFTER`."""
+    """`pa compare BEFORE AFTER` (published as schemas/compare.schema.json)."""
 
     comparison_schema_version: str = COMPARISON_SCHEMA_VERSION
+    kind: Literal["comparison"] = "comparison"
     before: CaptureRef
     after: CaptureRef
     noise_floor_pct: float
@@ -97,5 +110,8 @@ class Comparison(_Model):
     phases: list[PhaseComparison] = Field(default_factory=list)
     hypotheses: list[HypothesisChange] | None = Field(
         default=None, description="None when rules were not run on both sides")
-    narrative: list[str]
+    narrative: list[str] = Field(description="deterministic sentences from fixed templates "
+                                             "(engine.compare.narrative)")
+    llm: LlmExplanation | None = Field(None, description="LLM explanation; None: deterministic narrative only")
+    llm_reason: str | None = Field(None, description="why there is no LLM explanation")
     warnings: list[str] = Field(default_factory=list)

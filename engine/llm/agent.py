@@ -11,8 +11,12 @@ providers (no provider-specific rules about tool blocks in a request without too
 Transport: the official SDKs (openai, anthropic, google-genai) on an `httpx2.Client` whose event
 hooks write `--log` JSON lines for every request and response as they happen (bodies only, never
 headers, so never the API key). Timeouts, 429 and 5xx are retried by the SDK with exponential
-backoff (`max_retries`, honouring retry-after); anything still failing raises, and the stage turns
-it into the rules-only report with a warning.
+backoff (`max_retries`; openai and anthropic honour retry-after, google-genai backs off from
+`retry_initial_s`); anything still failing raises, and the stage turns it into the rules-only report
+with a warning.
+
+`count_tokens` asks the provider's token-counting endpoint (`--exact-token-count`): Anthropic
+`messages.count_tokens`, Gemini `models.count_tokens`; OpenAI has none (None: use the estimate).
 """
 
 from __future__ import annotations
@@ -118,6 +122,10 @@ class OpenAIAdapter:
         """Seed the conversation."""
         self.messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
+    def count_tokens(self, system: str, user: str) -> int | None:
+        """OpenAI has no token-counting endpoint: None (the caller uses the estimate)."""
+        return None
+
     def step(self, usage: Usage) -> Turn:
         """One model turn with tools available."""
         resp = self.client.chat.completions.create(model=self.target.model, messages=self.messages,  # type: ignore[arg-type]
@@ -173,6 +181,13 @@ class AnthropicAdapter:
         self.system = system
         self.messages = [{"role": "user", "content": user}]
 
+    def count_tokens(self, system: str, user: str) -> int | None:
+        """Exact input tokens of the first request (`messages.count_tokens`, free of charge)."""
+        res = self.client.messages.count_tokens(model=self.target.model, system=system,
+                                                messages=[{"role": "user", "content": user}],
+                                                tools=self.tools)  # type: ignore[arg-type]
+        return int(res.input_tokens)
+
     def step(self, usage: Usage) -> Turn:
         """One model turn with tools available."""
         resp = self.client.messages.create(model=self.target.model, system=self.system,
@@ -207,7 +222,106 @@ class AnthropicAdapter:
         return answer
 
 
-Adapter = OpenAIAdapter | AnthropicAdapter
+class GeminiAdapter:
+    """Google Gemini (`generateContent`) through the official google-genai SDK.
+
+    Tools go out as function declarations (their JSON schema as `parameters_json_schema`); the
+    model's `functionCall` parts come back with an id (or get one here), and the results go back as
+    `functionResponse` parts, `{"output": ...}`, in one user turn with the wrap-up note as a text
+    part. The SDK's automatic function calling is disabled: pa runs the tools itself.
+    """
+
+    def __init__(self, target: Target, settings: LlmSettings, http: httpx2.Client) -> None:
+        import instructor
+        from google import genai
+        from google.genai import types
+
+        self.types = types
+        self.target = target
+        retry = types.HttpRetryOptions(attempts=settings.max_retries + 1, initial_delay=settings.retry_initial_s,
+                                       jitter=settings.retry_initial_s)
+        self.client = genai.Client(api_key=target.api_key, http_options=types.HttpOptions(
+            base_url=target.base_url, httpx_client=http, timeout=int(settings.timeout_s * 1000),
+            retry_options=retry))
+        self.instructor = instructor.from_genai(self.client, mode=instructor.Mode.TOOLS)
+        self.system = ""
+        self.contents: list[Any] = []
+        self.tools = [types.Tool(function_declarations=[
+            types.FunctionDeclaration(name=t["name"], description=t["description"],
+                                      parameters_json_schema=t["parameters"]) for t in TOOL_SPECS])]
+        self._made_up: set[str] = set()  # ids pa gave to calls that came without one
+
+    def start(self, system: str, user: str) -> None:
+        """Seed the conversation."""
+        self.system = system
+        self.contents = [self.types.Content(role="user", parts=[self.types.Part.from_text(text=user)])]
+
+    def count_tokens(self, system: str, user: str) -> int | None:
+        """Exact tokens of system prompt, first message and tool schemas (`models.count_tokens`).
+
+        The Gemini Developer API counts `contents` only, so the system prompt and the tool schemas
+        are counted as text parts next to the first message.
+        """
+        t = self.types
+        res = self.client.models.count_tokens(model=self.target.model, contents=[t.Content(
+            role="user", parts=[t.Part.from_text(text=system), t.Part.from_text(text=user),
+                                t.Part.from_text(text=json.dumps(TOOL_SPECS))])])
+        return None if res.total_tokens is None else int(res.total_tokens)
+
+    def _usage(self, resp: Any, usage: Usage) -> None:
+        meta = getattr(resp, "usage_metadata", None)
+        if meta is not None:
+            usage.input_tokens += meta.prompt_token_count or 0
+            usage.output_tokens += (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
+
+    def step(self, usage: Usage) -> Turn:
+        """One model turn with tools available."""
+        t = self.types
+        config = t.GenerateContentConfig(
+            system_instruction=self.system, tools=self.tools,
+            automatic_function_calling=t.AutomaticFunctionCallingConfig(disable=True))
+        resp = self.client.models.generate_content(model=self.target.model, contents=self.contents,
+                                                   config=config)
+        self._usage(resp, usage)
+        if not resp.candidates or resp.candidates[0].content is None:
+            reason = resp.candidates[0].finish_reason if resp.candidates else getattr(
+                resp.prompt_feedback, "block_reason", None)
+            raise RuntimeError(f"Gemini returned no content (finish/block reason: {reason})")
+        content = resp.candidates[0].content
+        self.contents.append(content)
+        calls, text = [], []
+        for part in content.parts or []:
+            fc = part.function_call
+            if fc is not None and fc.name:
+                cid = fc.id
+                if not cid:
+                    cid = f"pa_call_{len(self._made_up) + 1}"
+                    self._made_up.add(cid)
+                calls.append(ToolCall(cid, fc.name, dict(fc.args or {})))
+            elif part.text and not part.thought:
+                text.append(part.text)
+        return Turn(text="".join(text), calls=calls)
+
+    def tool_results(self, results: list[tuple[ToolCall, str]], note: str | None) -> None:
+        """Function responses in one user turn (ids echoed), the wrap-up note as a text part."""
+        t = self.types
+        parts = [t.Part(function_response=t.FunctionResponse(
+            id=None if c.id in self._made_up else c.id, name=c.name,
+            response={"output": json.loads(text)})) for c, text in results]
+        if note:
+            parts.append(t.Part.from_text(text=note))
+        self.contents.append(t.Content(role="user", parts=parts))
+
+    def final(self, system: str, user: str, retries: int, usage: Usage) -> LlmAnswer:
+        """The forced final turn: validated structured output (a forced function call), no tools."""
+        answer, completion = self.instructor.create_with_completion(
+            model=self.target.model, response_model=LlmAnswer, max_retries=retries,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+        self._usage(completion, usage)
+        return answer
+
+
+Adapter = OpenAIAdapter | AnthropicAdapter | GeminiAdapter
 
 
 def make_adapter(target: Target, settings: LlmSettings, http: httpx2.Client) -> Adapter:
@@ -216,7 +330,9 @@ def make_adapter(target: Target, settings: LlmSettings, http: httpx2.Client) -> 
         return OpenAIAdapter(target, settings, http)
     if target.provider == "anthropic":
         return AnthropicAdapter(target, settings, http)
-    raise NotImplementedError(f"provider {target.provider!r} is not implemented yet (see docs/llm.md)")
+    if target.provider == "gemini":
+        return GeminiAdapter(target, settings, http)
+    raise ValueError(f"provider {target.provider!r} has no SDK adapter")
 
 
 def converse(adapter: Adapter, system: str, user: str, tools: ToolBox, settings: LlmSettings,

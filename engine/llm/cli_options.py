@@ -32,6 +32,10 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
                       "help": "LLM: append every HTTP request/response body as JSON lines to FILE."}),
     ("--transcript", "transcript", {"type": click.Path(path_type=Path), "default": None,
                                     "help": "LLM: write the conversation (turns, tool calls, answer) to FILE."}),
+    ("--exact-token-count", "exact_token_count", {
+        "is_flag": True, "default": None,
+        "help": "LLM: ask the provider's token-counting endpoint (Anthropic, Gemini) for the pre-flight "
+                "estimate; sends the prompt there (not billed). OpenAI has none: the estimate is used."}),
     ("--yes", "yes", {"is_flag": True, "default": None,
                       "help": "LLM: skip the cost confirmation (never asked when stdin is not a TTY)."}),
     ("--require-llm", "require", {"is_flag": True, "default": None,

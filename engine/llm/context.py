@@ -22,6 +22,7 @@ from engine.llm.redact import Redactor
 TOKEN_BUDGET = 8_000
 TOP_KERNELS = 8
 TOP_MARKERS = 5
+TOP_PHASES = 5
 
 SYSTEM_PROMPT = """\
 You are the LLM stage of `pa`, a performance advisor for GPU applications. A deterministic rule \
@@ -117,8 +118,8 @@ def candidates(rule_result: Any) -> list[dict[str, Any]]:
     return out
 
 
-def build_context(summary: Any, rule_result: Any) -> dict[str, Any]:
-    """The compact context document (before redaction)."""
+def build_context(summary: Any, rule_result: Any, ranks: list[Any] | None = None) -> dict[str, Any]:
+    """The compact context document (before redaction); `ranks`: per-rank rows of a multi-rank run."""
     kernels = [{"name": k.short_name or k.name, "count": k.count, "total_ns": k.total_ns,
                 "mean_ns": round(k.mean_ns), "share_of_gpu_time_pct": _r(k.share_of_gpu_time_pct)}
                for k in summary.kernels[:TOP_KERNELS]]
@@ -136,6 +137,14 @@ def build_context(summary: Any, rule_result: Any) -> dict[str, Any]:
     if summary.markers is not None and summary.markers.by_name:
         ctx["top_markers"] = [{"name": m.name, "count": m.count, "total_ns": m.total_ns}
                               for m in summary.markers.by_name[:TOP_MARKERS]]
+    phases = getattr(summary, "phases", None)
+    if phases:
+        ctx["phases"] = {"count": len(phases), "longest": [
+            {"label": p.label, "source": p.source, "duration_ns": p.duration_ns,
+             "utilization_pct": _r(p.utilization_pct)}
+            for p in sorted(phases, key=lambda p: -p.duration_ns)[:TOP_PHASES]]}
+    if ranks:
+        ctx["ranks"] = {"count": len(ranks), "note": "rules ran on the longest rank; see summary_table ranks"}
     return ctx
 
 

@@ -9,11 +9,17 @@ in the order ANTHROPIC_API_KEY, OPENAI_API_KEY, GOOGLE_API_KEY / GEMINI_API_KEY.
 `--base-url`, else ANTHROPIC_BASE_URL / OPENAI_BASE_URL / GOOGLE_GEMINI_BASE_URL. An OpenAI-
 compatible on-prem server (vLLM, llama.cpp, Ollama) given by a base URL needs no key; a placeholder
 key is sent because the SDK insists on one.
+
+`claude` CLI fallback: with no API key for the chosen (or any) provider, no base URL, and the Claude
+Code command-line client on PATH (`$PA_CLAUDE_CLI` names another executable; set it empty to
+disable the fallback), the stage makes one single-shot `claude -p` call (provider `claude-cli`,
+no tools). `--model claude-cli[:MODEL]` selects it explicitly.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,15 +29,18 @@ import tomllib
 from engine.errors import UserError
 
 PROVIDERS = ("anthropic", "openai", "gemini")
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1", "gemini": "gemini-2.5-flash"}
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4.1", "gemini": "gemini-2.5-flash"}
 KEY_ENV = {"anthropic": ("ANTHROPIC_API_KEY",), "openai": ("OPENAI_API_KEY",),
            "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
 BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL",
                 "gemini": "GOOGLE_GEMINI_BASE_URL"}
 _ALIASES = {"google": "gemini", "claude": "anthropic"}
+CLAUDE_CLI = "claude-cli"  # pseudo-provider: the `claude` command-line client, one call, no tools
+CLAUDE_CLI_ENV = "PA_CLAUDE_CLI"  # executable name or path; empty disables the fallback
 NO_KEY_PLACEHOLDER = "not-needed"  # sent to on-prem OpenAI-compatible servers that ignore keys
 ENABLE_HINT = ("set ANTHROPIC_API_KEY, OPENAI_API_KEY or GOOGLE_API_KEY (or --model/--base-url for an "
-               "OpenAI-compatible server) to enable the LLM stage")
+               "OpenAI-compatible server, or put the `claude` command-line client on PATH) to enable the "
+               "LLM stage")
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,7 @@ class LlmSettings:
     redact: bool = False
     allow_app_knowledge: bool = False
     dry_run: bool = False
+    exact_token_count: bool = False
     yes: bool = False
     require: bool = False
     log: Path | None = None
@@ -54,6 +64,7 @@ class LlmSettings:
     sql_time_limit_s: float = 2.0
     sql_max_rows: int = 200
     sql_max_bytes: int = 16_000
+    retry_initial_s: float = 1.0   # first back-off of the Gemini SDK's retries (others: SDK default)
     config_file: Path | None = None
     unknown: tuple[str, ...] = field(default_factory=tuple)
 
@@ -66,9 +77,12 @@ class Target:
     model: str
     api_key: str
     base_url: str | None
+    cli: str | None = None  # the executable, for the claude-cli pseudo-provider
 
     def label(self) -> str:
         """provider:model @ endpoint, for messages (never the key)."""
+        if self.cli:
+            return f"{self.provider}:{self.model} (the `claude` command-line client at {self.cli})"
         return f"{self.provider}:{self.model}" + (f" @ {self.base_url}" if self.base_url else "")
 
 
@@ -80,7 +94,8 @@ def config_paths(cwd: Path | None = None) -> list[Path]:
 
 _TOML_KEYS = {"model": str, "base_url": str, "max_turns": int, "timeout_s": float, "max_retries": int,
               "validation_retries": int, "redact": bool, "allow_app_knowledge": bool,
-              "sql_time_limit_s": float, "sql_max_rows": int, "sql_max_bytes": int}
+              "sql_time_limit_s": float, "sql_max_rows": int, "sql_max_bytes": int,
+              "exact_token_count": bool, "retry_initial_s": float}
 
 
 def load_settings(flags: dict[str, Any], cwd: Path | None = None) -> LlmSettings:
@@ -129,6 +144,14 @@ def _guess_provider(model: str) -> str | None:
     return None
 
 
+def claude_cli(env: dict[str, str]) -> str | None:
+    """Path of the `claude` command-line client, or None ($PA_CLAUDE_CLI, else `claude` on PATH)."""
+    name = env.get(CLAUDE_CLI_ENV, "claude")
+    if not name.strip():
+        return None
+    return shutil.which(name, path=env.get("PATH"))
+
+
 def resolve_target(settings: LlmSettings, env: dict[str, str] | None = None) -> Target | None:
     """The provider to talk to, or None when nothing is configured (rules only)."""
     env = dict(os.environ) if env is None else env
@@ -136,12 +159,17 @@ def resolve_target(settings: LlmSettings, env: dict[str, str] | None = None) -> 
     model: str | None = None
     if settings.model:
         head, sep, tail = settings.model.partition(":")
+        if head.lower() == CLAUDE_CLI:
+            cli = claude_cli(env)
+            if cli is None:
+                raise UserError(f"--model {settings.model}: the `claude` command-line client is not on PATH")
+            return Target(provider=CLAUDE_CLI, model=tail or "default", api_key="", base_url=None, cli=cli)
         head = _ALIASES.get(head.lower(), head.lower()) if sep or head.lower() in (*PROVIDERS, *_ALIASES) \
             else head
         if sep:
             if head not in PROVIDERS:
                 raise UserError(f"--model {settings.model}: unknown provider {head!r}; "
-                                f"use one of {', '.join(PROVIDERS)}")
+                                f"use one of {', '.join((*PROVIDERS, CLAUDE_CLI))}")
             provider, model = head, tail or DEFAULT_MODELS[head]
         elif head in PROVIDERS:
             provider, model = head, DEFAULT_MODELS[head]
@@ -153,13 +181,24 @@ def resolve_target(settings: LlmSettings, env: dict[str, str] | None = None) -> 
         if provider is None and settings.base_url:
             provider = "openai"
     if provider is None:
-        return None
+        return _cli_fallback(None, env)
     base_url = settings.base_url or env.get(BASE_URL_ENV[provider]) or None
     key = _key_for(provider, env)
     if key is None:
         if provider == "openai" and base_url:
             key = NO_KEY_PLACEHOLDER
+        elif provider == "anthropic" and not base_url:
+            explicit = model if settings.model and model != DEFAULT_MODELS["anthropic"] else None
+            return _cli_fallback(explicit, env)
         else:
             return None
     return Target(provider=provider, model=model or DEFAULT_MODELS[provider], api_key=key,
                   base_url=base_url)
+
+
+def _cli_fallback(model: str | None, env: dict[str, str]) -> Target | None:
+    """No API key: the `claude` command-line client when it is on PATH, else None (rules only)."""
+    cli = claude_cli(env)
+    if cli is None:
+        return None
+    return Target(provider=CLAUDE_CLI, model=model or "default", api_key="", base_url=None, cli=cli)

@@ -1,7 +1,8 @@
 """The read-only, bounded tools the model may call, as neutral JSON schemas plus a dispatcher.
 
-Tools: `summary_table` (top kernels, gaps, copies, syncs, streams, markers, MPI from the
-ProfileSummary, at most `MAX_TABLE_ROWS` rows), `explain_rule` (what a rule checked and saw),
+Tools: `summary_table` (top kernels, gaps, copies, syncs, streams, markers, MPI, phases and ranks
+from the ProfileSummary and the per-rank rows, at most `MAX_TABLE_ROWS` rows), `explain_rule` (why
+a rule fired, stayed silent, was skipped, disabled or suppressed, from its RuleOutcome),
 `table_schema` (the profile's tables, or one table's CREATE statement) and `sql_query` (see
 engine.llm.sql_tool). Every result is a JSON-ready dict; every string in it passes the redactor
 before it is sent, and placeholders in arguments are restored before use.
@@ -20,7 +21,17 @@ from engine.llm.redact import Redactor
 from engine.llm.sql_tool import SqlSandbox
 
 MAX_TABLE_ROWS = 25
-TABLES = ("kernels", "gaps", "copies", "syncs", "streams", "markers", "mpi")
+TABLES = ("kernels", "gaps", "copies", "syncs", "streams", "markers", "mpi", "phases", "ranks")
+# What each RuleOutcome status means, said to the model with the rule's own reason and values.
+STATUS_MEANING = {
+    "fired": "the rule's condition `when` was true on this profile: it produced a candidate hypothesis",
+    "silent": "the rule was checked and its condition `when` was false: healthy for what it tests",
+    "skipped": "the rule could not be decided (a required input is missing or null): not checked, "
+               "which is not the same as healthy",
+    "disabled": "a rule pack or site configuration disabled the rule: not checked",
+    "suppressed": "the rule's condition held, but a rule that explains the same time fired and "
+                  "suppresses it (its `suppresses:` relation): no separate hypothesis",
+}
 
 TOOL_SPECS: list[dict[str, Any]] = [
     {"name": "summary_table",
@@ -31,9 +42,10 @@ TOOL_SPECS: list[dict[str, Any]] = [
          "limit": {"type": "integer", "minimum": 1, "maximum": MAX_TABLE_ROWS}},
          "required": ["table"]}},
     {"name": "explain_rule",
-     "description": "What one rule checked on this profile: its status, reason and the values it saw.",
-     "parameters": {"type": "object", "properties": {"rule_id": {"type": "string"}},
-                    "required": ["rule_id"]}},
+     "description": "Why one rule fired or did not fire on this profile: its status (fired, silent, "
+                    "skipped, disabled, suppressed), what that means, its reason and the values it saw. "
+                    "Takes a rule id or a candidate id (H1..); without one, lists every rule's status.",
+     "parameters": {"type": "object", "properties": {"rule_id": {"type": "string"}}}},
     {"name": "table_schema",
      "description": "The profile's SQLite tables, or the CREATE statement of one table.",
      "parameters": {"type": "object", "properties": {"table": {"type": "string"}}}},
@@ -56,6 +68,7 @@ class ToolBox:
     rule_result: Any
     redactor: Redactor
     sandbox: SqlSandbox | None = None
+    ranks: list[Any] | None = None  # per-rank rows when several profiles are analysed together
     results: dict[str, Any] = field(default_factory=dict)
     calls: int = 0
 
@@ -90,7 +103,7 @@ class ToolBox:
         if name == "summary_table":
             return self.summary_table(str(args["table"]), int(args.get("limit") or MAX_TABLE_ROWS))
         if name == "explain_rule":
-            return self.explain_rule(str(args["rule_id"]))
+            return self.explain_rule(str(args["rule_id"]) if args.get("rule_id") else None)
         if name == "table_schema":
             if self.sandbox is None:
                 return {"error": "the profile database is not available to tools in this run"}
@@ -123,23 +136,42 @@ class ToolBox:
                 "top_level": _rows(s.markers.top_level, limit)}
         elif table == "mpi":
             rows = None if s.mpi is None else s.mpi.model_dump()
+        elif table == "phases":
+            phases = getattr(s, "phases", None)
+            rows = None if not phases else _rows(phases, limit)
+        elif table == "ranks":
+            rows = None if not self.ranks else [r.model_dump() if hasattr(r, "model_dump") else dict(r)
+                                                for r in self.ranks[:limit]]
         else:
             return {"error": f"unknown table {table!r}; tables: {list(TABLES)}"}
         if rows is None:
             reasons = [f"{k.what}: {k.reason}" for k in s.skipped if table.rstrip("s") in k.what]
-            return {"table": table, "rows": None, "note": "not available in this profile", "skipped": reasons}
+            note = ("only one profile (rank) was analysed" if table == "ranks"
+                    else "not available in this profile")
+            return {"table": table, "rows": None, "note": note, "skipped": reasons}
         return {"table": table, "rows": rows}
 
-    def explain_rule(self, rule_id: str) -> Any:
-        """Status, reason and seen values of one rule (by rule id or hypothesis id)."""
+    def explain_rule(self, rule_id: str | None) -> Any:
+        """Why one rule fired or not (by rule id or hypothesis id); without an id, every rule's status."""
+        outcomes = list(getattr(self.rule_result, "outcomes", []))
+        if rule_id is None:
+            return {"rules": [{"rule_id": o.rule_id, "status": str(o.status)} for o in outcomes][:200],
+                    "statuses": STATUS_MEANING}
+        by_rule: dict[str, list[str]] = {}
+        for h in getattr(self.rule_result, "hypotheses", []):
+            if h.rule_id:
+                by_rule.setdefault(h.rule_id, []).append(h.id)
         hyp = {h.id: h.rule_id for h in getattr(self.rule_result, "hypotheses", [])}
         rule_id = hyp.get(rule_id) or rule_id
-        for o in getattr(self.rule_result, "outcomes", []):
+        for o in outcomes:
             if o.rule_id == rule_id:
-                return {"rule_id": o.rule_id, "status": str(o.status), "reason": o.reason,
-                        "values": o.values}
-        known = [o.rule_id for o in getattr(self.rule_result, "outcomes", [])]
-        return {"error": f"unknown rule {rule_id!r}", "rules": known}
+                status = str(o.status)
+                return {"rule_id": o.rule_id, "status": status,
+                        "meaning": STATUS_MEANING.get(status, "unknown status"), "reason": o.reason,
+                        "values": o.values, "hypotheses": by_rule.get(o.rule_id, [])}
+        close = [o.rule_id for o in outcomes if rule_id.lower() in o.rule_id.lower()]
+        return {"error": f"unknown rule {rule_id!r}", "similar": close[:10],
+                "rules": [o.rule_id for o in outcomes][:200]}
 
 
 def numbers_of(value: Any) -> list[float]:

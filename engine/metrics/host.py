@@ -6,7 +6,9 @@ over the threads of a process (then summed over processes, which run on their ow
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,6 +30,58 @@ from engine.profile.relations import Relations
 
 VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
 TOP_LEVEL_LISTED = 50
+# API kinds fetched as integers in one pass; "other" calls (tens of millions of HSA calls in rocpd
+# files) are never fetched: only their time extent is asked for, for the span.
+KIND_CODES = {"launch": 1, "graph_launch": 2, "memcpy": 3, "memcpy_async": 4, "memset": 5, "sync": 6,
+              "alloc": 7, "free": 8}
+HOST_SET_KINDS = {"sync": ("sync",), "copy": ("memcpy", "memcpy_async", "memset"),
+                  "launch": ("launch", "graph_launch")}
+
+
+@dataclass
+class ApiCalls:
+    """The GPU-relevant host API calls, one fetch: columns are int64 arrays of equal length."""
+
+    pid: np.ndarray
+    tid: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    name_id: np.ndarray
+    kind: np.ndarray          # KIND_CODES value
+    correlation_id: np.ndarray
+    names: dict[int, str]     # name_id -> API name, for the ids present
+    other_extent: tuple[int | None, int | None]  # min start, max end of the "other" calls
+    invalid: int              # calls with no end or end < start, ignored
+
+    def of(self, *kinds: str) -> np.ndarray:
+        """Boolean mask of the calls of the given kinds."""
+        return np.isin(self.kind, [KIND_CODES[k] for k in kinds])
+
+
+def fetch_api_calls(rel: Relations) -> ApiCalls:
+    """One pass over api_calls for everything host metrics need, plus the extent of the rest."""
+    case = " ".join(f"WHEN '{k}' THEN {v}" for k, v in KIND_CODES.items())
+    missing = np.iinfo(np.int64).min
+    # Compact dtypes: rocpd files hold tens of millions of calls (pid/tid/name ids fit in 32 bits).
+    start, end, pid, tid, name_id, corr, kind = rel.fetch_columns(
+        f"SELECT coalesce(start, {missing}), coalesce(\"end\", {missing}), coalesce(pid, -1), "
+        f"coalesce(tid, -1), coalesce(name_id, -1), coalesce(correlation_id, -1), CASE kind {case} ELSE 0 END "
+        "FROM pa_api_calls WHERE kind <> 'other'",
+        (np.int64, np.int64, np.int64, np.int32, np.int64, np.int64, np.int8))
+    ok = (start != missing) & (end != missing) & (end >= start)
+    bad = int(len(ok) - np.count_nonzero(ok))
+    cols = {"start": start, "end": end, "pid": pid, "tid": tid, "name_id": name_id, "correlation_id": corr,
+            "kind_code": kind}
+    if bad:
+        cols = {k: v[ok] for k, v in cols.items()}
+    ids = {int(i) for i in np.unique(cols["name_id"]).tolist()}
+    if rel.available("api_names") and ids:
+        names = {int(i): str(n) for i, n in rel.query("SELECT name_id, name FROM pa_api_names") if i in ids}
+    else:
+        names = {}
+    lo, hi = rel.query(f"SELECT min(start), max(\"end\") FROM pa_api_calls WHERE kind = 'other' AND {VALID}")[0]
+    return ApiCalls(cols["pid"], cols["tid"], cols["start"], cols["end"], cols["name_id"], cols["kind_code"],
+                    cols["correlation_id"], names, (lo, hi), bad)
 
 
 def _per_process_union(pid: np.ndarray, start: np.ndarray, end: np.ndarray) -> int:
@@ -38,18 +92,18 @@ def _pct(part: int, whole: int) -> float | None:
     return 100.0 * part / whole if whole else None
 
 
-def sync_summary(rel: Relations, span_ns: int) -> SyncSummary:
+def sync_summary(rel: Relations, api: ApiCalls, span_ns: int) -> SyncSummary:
     """CPU blocked in synchronising API calls, by API, plus GPU-side sync records."""
-    arr = rel.fetch_ints(f"SELECT pid, start, \"end\", name_id FROM pa_api_calls WHERE kind = 'sync' AND {VALID}", 4)
-    names = dict(rel.query("SELECT name_id, max(name) FROM pa_api_calls WHERE kind = 'sync' GROUP BY 1"))
+    m_all = api.of("sync")
+    pid, start, end, nid = api.pid[m_all], api.start[m_all], api.end[m_all], api.name_id[m_all]
     by_api = []
-    for nid in np.unique(arr[:, 3]):
-        m = arr[:, 3] == nid
-        by_api.append(ApiBlocked(name=str(names.get(int(nid), nid)), count=int(m.sum()),
-                                 total_ns=int((arr[m, 2] - arr[m, 1]).sum()),
-                                 union_ns=_per_process_union(arr[m, 0], arr[m, 1], arr[m, 2])))
+    for n in np.unique(nid).tolist():
+        m = nid == n
+        by_api.append(ApiBlocked(name=api.names.get(int(n), str(n)), count=int(m.sum()),
+                                 total_ns=int((end[m] - start[m]).sum()),
+                                 union_ns=_per_process_union(pid[m], start[m], end[m])))
     by_api.sort(key=lambda a: (-a.union_ns, a.name))
-    blocked = _per_process_union(arr[:, 0], arr[:, 1], arr[:, 2])
+    blocked = _per_process_union(pid, start, end)
     events: dict[str, int] = {}
     times: dict[str, int] = {}
     if rel.available("syncs"):
@@ -58,10 +112,10 @@ def sync_summary(rel: Relations, span_ns: int) -> SyncSummary:
             events[t] = int(c)
             times[t] = int(d or 0)
     return SyncSummary(cpu_blocked_ns=blocked, cpu_blocked_pct_of_span=_pct(blocked, span_ns),
-                       call_count=len(arr), by_api=by_api, gpu_sync_events=events, gpu_sync_time_ns=times)
+                       call_count=int(m_all.sum()), by_api=by_api, gpu_sync_events=events, gpu_sync_time_ns=times)
 
 
-def launch_summary(rel: Relations, kernels: Ops, kernel_corr: np.ndarray, gpu_ops: Ops,
+def launch_summary(api: ApiCalls, kernels: Ops, kernel_corr: np.ndarray, gpu_ops: Ops,
                    span_ns: int) -> LaunchSummary:
     """Launch overhead: API end → kernel start, only for launches whose stream was idle.
 
@@ -69,17 +123,17 @@ def launch_summary(rel: Relations, kernels: Ops, kernel_corr: np.ndarray, gpu_op
     earlier operation on the same (device, stream) had ended before the launch call returned;
     otherwise the kernel waited in the queue and its start says nothing about launch overhead.
     """
-    calls = rel.fetch_ints(
-        f"SELECT pid, coalesce(correlation_id, -1), start, \"end\", name_id FROM pa_api_calls "
-        f"WHERE kind IN ('launch', 'graph_launch') AND {VALID}", 5)
-    names = dict(rel.query("SELECT name_id, max(name) FROM pa_api_calls "
-                           "WHERE kind IN ('launch', 'graph_launch') GROUP BY 1"))
-    n_calls = len(calls)
-    api_time = int((calls[:, 3] - calls[:, 2]).sum()) if n_calls else 0
-    # Join kernels to calls on (pid, correlation id) by sorted keys.
-    ckey = (calls[:, 0] << 32) | (calls[:, 1] & 0xFFFFFFFF)
+    li = np.flatnonzero(api.of("launch", "graph_launch"))
+    names = api.names
+    n_calls = len(li)
+    call_start, call_end, call_name = api.start[li], api.end[li], api.name_id[li]
+    api_time = int((call_end - call_start).sum()) if n_calls else 0
+    # Join kernels to calls on (pid, correlation id) by sorted keys (kept as separate columns: rocpd
+    # files can hold millions of launch calls).
+    ckey = (api.pid[li] << 32) | (api.correlation_id[li] & 0xFFFFFFFF)
     order = np.argsort(ckey, kind="stable")
     ckey_sorted = ckey[order]
+    del ckey
     kkey = (kernels.pid << 32) | (kernel_corr & 0xFFFFFFFF)
     pos = np.searchsorted(ckey_sorted, kkey)
     pos_clip = np.minimum(pos, max(len(ckey_sorted) - 1, 0))
@@ -87,23 +141,24 @@ def launch_summary(rel: Relations, kernels: Ops, kernel_corr: np.ndarray, gpu_op
     if len(ckey_sorted):
         matched &= ckey_sorted[pos_clip] == kkey
     call_idx = order[pos_clip[matched]] if len(ckey_sorted) else np.zeros(0, dtype=np.int64)
+    del order, ckey_sorted, pos, pos_clip
     k_start = kernels.start[matched]
     k_dur = kernels.end[matched] - k_start
-    api_start = calls[call_idx, 2]
-    api_end = calls[call_idx, 3]
-    api_name = calls[call_idx, 4]
+    api_start = call_start[call_idx]
+    api_end = call_end[call_idx]
+    api_name = call_name[call_idx]
     prev_end = _previous_end_on_stream(gpu_ops, len(kernels.start), matched)
     idle = prev_end < api_end
     latency = k_start - api_end
     small = int((k_dur < (api_end - api_start)).sum())
     by_api = []
-    for nid in np.unique(calls[:, 4]) if n_calls else []:
-        cm = calls[:, 4] == nid
+    for nid in np.unique(call_name) if n_calls else []:
+        cm = call_name == nid
         km = (api_name == nid) & idle
         lat = latency[km].astype(np.float64)
         by_api.append(LaunchApiStats(
             name=str(names.get(int(nid), nid)), count=int(cm.sum()),
-            api_mean_ns=float((calls[cm, 3] - calls[cm, 2]).mean()), idle_queue_launches=int(km.sum()),
+            api_mean_ns=float((call_end[cm] - call_start[cm]).mean()), idle_queue_launches=int(km.sum()),
             latency_mean_ns=float(lat.mean()) if len(lat) else None,
             latency_median_ns=float(np.median(lat)) if len(lat) else None,
             latency_p95_ns=float(np.percentile(lat, 95)) if len(lat) else None))
@@ -141,18 +196,25 @@ def _previous_end_on_stream(ops: Ops, n_kernels: int, kmask: np.ndarray) -> np.n
 
 
 def marker_summary(rel: Relations, span_start: int) -> MarkerSummary:
-    """NVTX/rocTX ranges by name, nesting depth per thread, and the top-level ranges."""
+    """NVTX/rocTX ranges by name, nesting depth per thread, and the longest top-level ranges.
+
+    Rows are streamed from SQLite in (thread, domain, kind, start) order and never held all at once:
+    rocprof-sys files carry millions of marker ranges.
+    """
     # NVTX push/pop ranges form a stack per thread *and domain*; start/end ranges may cross
     # threads and never nest, so they are always at depth 0.
-    rows = rel.query(f"SELECT pid, tid, start, \"end\", coalesce(name, ''), domain, kind FROM pa_markers "
-                     f"WHERE {VALID} ORDER BY pid, tid, coalesce(domain, ''), kind, start, \"end\" DESC")
+    cursor = rel.conn.execute(rel.cte(
+        f"SELECT pid, tid, start, \"end\", coalesce(name, ''), domain, kind FROM pa_markers "
+        f"WHERE {VALID} ORDER BY pid, tid, coalesce(domain, ''), kind, start, \"end\" DESC"))
     open_ranges = int(rel.query(f"SELECT count(*) FROM pa_markers WHERE NOT ({VALID})")[0][0])
     stats: dict[tuple[str, str | None], list[int]] = defaultdict(lambda: [0, 0, 0])
-    top: list[TopLevelRange] = []
+    top: list[tuple[int, int, int, int, int, str]] = []   # heap of (duration, -start, pid, tid, start, name)
     stack: list[int] = []
     current: tuple[object, ...] | None = None
     top_count = 0
-    for pid, tid, start, end, name, domain, kind in rows:
+    count = 0
+    for pid, tid, start, end, name, domain, kind in cursor:
+        count += 1
         if (pid, tid, domain, kind) != current:
             current, stack = (pid, tid, domain, kind), []
         if kind == "push_pop":
@@ -165,17 +227,22 @@ def marker_summary(rel: Relations, span_start: int) -> MarkerSummary:
         entry = stats[(name, domain)]
         entry[0] += 1
         entry[1] += end - start
-        entry[2] = max(entry[2], depth)
+        if depth > entry[2]:
+            entry[2] = depth
         if depth == 0:
             top_count += 1
-            top.append(TopLevelRange(pid=pid, tid=tid, name=name, start_ns=start - span_start,
-                                     duration_ns=end - start))
-    top.sort(key=lambda r: (-r.duration_ns, r.start_ns))
+            item = (end - start, -start, pid, tid, start, name)
+            if len(top) < TOP_LEVEL_LISTED:
+                heapq.heappush(top, item)
+            elif item > top[0]:
+                heapq.heapreplace(top, item)
+    top_ranges = [TopLevelRange(pid=p, tid=t, name=n, start_ns=st - span_start, duration_ns=d)
+                  for d, _, p, t, st, n in sorted(top, reverse=True)]
     by_name = [MarkerStats(name=n, domain=d, count=c, total_ns=t, mean_ns=t / c, max_depth=md)
                for (n, d), (c, t, md) in stats.items()]
     by_name.sort(key=lambda m: (-m.total_ns, m.name))
-    return MarkerSummary(count=len(rows), open_ranges=open_ranges, by_name=by_name,
-                         top_level_count=top_count, top_level=top[:TOP_LEVEL_LISTED])
+    return MarkerSummary(count=count, open_ranges=open_ranges, by_name=by_name,
+                         top_level_count=top_count, top_level=top_ranges)
 
 
 def mpi_summary(rel: Relations, span_ns: int) -> MpiSummary:
@@ -217,17 +284,14 @@ def overhead_summary(rel: Relations, span_ns: int) -> OverheadSummary:
     return OverheadSummary(count=len(arr), total_ns=total, pct_of_span=_pct(total, span_ns))
 
 
-def host_activity_sets(rel: Relations, pids: set[int]) -> dict[str, iv.Merged]:
-    """Merged host API intervals by activity kind, over the threads of the given processes."""
-    if not rel.available("api_calls") or not pids:
+def host_activity_sets(api: ApiCalls, pids: set[int]) -> dict[str, iv.Merged]:
+    """Merged host API intervals by activity kind (sync, copy, launch) over the given processes.
+
+    Calls of kind "other" are not fetched (rocpd files hold tens of millions of HSA calls): a gap
+    that no sync, copy or launch call covers is a CPU-side stall, whatever else the host did.
+    """
+    if not pids:
         return {}
-    groups = {"sync": ("sync",), "copy": ("memcpy", "memcpy_async", "memset"),
-              "launch": ("launch", "graph_launch"), "other_api": ("alloc", "free", "other")}
-    pid_list = ",".join(str(int(p)) for p in sorted(pids))
-    out = {}
-    for label, kinds in groups.items():
-        kind_list = ",".join(f"'{k}'" for k in kinds)
-        arr = rel.fetch_ints(f"SELECT start, \"end\" FROM pa_api_calls WHERE kind IN ({kind_list}) "
-                             f"AND pid IN ({pid_list}) AND {VALID}", 2)
-        out[label] = iv.merge(arr[:, 0], arr[:, 1])
-    return out
+    pm = np.isin(api.pid, np.array(sorted(pids), dtype=np.int64))
+    return {label: iv.merge(api.start[pm & api.of(*kinds)], api.end[pm & api.of(*kinds)])
+            for label, kinds in HOST_SET_KINDS.items()}

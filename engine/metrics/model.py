@@ -212,7 +212,7 @@ class MemsetStats(_Model):
 
     mem_kind: str
     count: int
-    bytes: int
+    bytes: int | None = Field(description="None when the profile does not record memset sizes (rocpd)")
     total_ns: int
 
 

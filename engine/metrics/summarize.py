@@ -17,7 +17,7 @@ from engine.metrics import host as host_metrics
 from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops, device_activity, idle_gaps, stream_stats
 from engine.metrics.degraded import rocpd_capture_checks
-from engine.metrics.kernels import kernel_stats
+from engine.metrics.kernels import CONFIG_SQL, kernel_names, kernel_stats
 from engine.metrics.model import (
     CopyStats,
     CopySummary,
@@ -56,27 +56,35 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
         conn.close()
 
 
-def _ops(rel: Relations, relation: str, warnings: list[str],
-         extra: tuple[str, ...] = ()) -> tuple[Ops, dict[str, np.ndarray]]:
+def _ops(rel: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
+         expressions: dict[str, str] | None = None) -> tuple[Ops, dict[str, np.ndarray]]:
+    names = (*extra, *(expressions or {}))
     if not rel.available(relation):
-        return Ops.empty(), {c: np.zeros(0, dtype=np.int64) for c in extra}
-    cols, bad = rel.intervals(relation, ("device", "stream", "pid", *extra))
+        return Ops.empty(), {c: np.zeros(0, dtype=np.int64) for c in names}
+    cols, bad = rel.intervals(relation, ("device", "stream", "pid", *extra), expressions)
     if bad:
         warnings.append(f"{bad} {relation} record(s) with no end or end < start were ignored "
                         "(still open at the end of the capture?)")
     return Ops(cols["start"], cols["end"], cols["device"], cols["stream"], cols["pid"]), \
-        {c: cols[c] for c in extra}
+        {c: cols[c] for c in names}
 
 
-def _span(rel: Relations, fetched: list[Ops]) -> tuple[int | None, int | None]:
+def _span(rel: Relations, fetched: list[Ops], api: host_metrics.ApiCalls | None) -> tuple[int | None, int | None]:
     """First start and last end over every event of any kind.
 
-    GPU operations are already in memory; the host-side relations are asked in SQL.
+    GPU operations and GPU-relevant API calls are already in memory; the rest is asked in SQL.
     """
     starts = [int(o.start.min()) for o in fetched if len(o.start)]
     ends = [int(o.end.max()) for o in fetched if len(o.end)]
+    if api is not None:
+        if len(api.start):
+            starts.append(int(api.start.min()))
+            ends.append(int(api.end.max()))
+        if api.other_extent[0] is not None:
+            starts.append(int(api.other_extent[0]))
+            ends.append(int(api.other_extent[1]))  # type: ignore[arg-type]
     parts = [f"SELECT min(start) AS s, max(\"end\") AS e FROM pa_{r} WHERE {VALID}"
-             for r in SPAN_RELATIONS if r not in GPU_RELATIONS and rel.available(r)]
+             for r in SPAN_RELATIONS if r not in GPU_RELATIONS and r != "api_calls" and rel.available(r)]
     if parts:
         row = rel.query("SELECT min(s), max(e) FROM (" + " UNION ALL ".join(parts) + ")")[0]
         if row[0] is not None:
@@ -107,10 +115,13 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped]
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
-    kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
+    kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"), CONFIG_SQL)
     copies, _ = _ops(rel, "copies", warnings)
     memsets, _ = _ops(rel, "memsets", warnings)
-    span_start, span_end = _span(rel, [kernels, copies, memsets])
+    api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
+    if api is not None and api.invalid:
+        warnings.append(f"{api.invalid} api_calls record(s) with no end or end < start were ignored")
+    span_start, span_end = _span(rel, [kernels, copies, memsets], api)
     span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
     hardware = _hardware(rel)
     acts = device_activity(kernels, copies, memsets)
@@ -141,7 +152,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
             busy_ns=busy, utilization_pct=(100.0 * busy / span) if span else None,
             kernel_concurrency=(ktime / kbusy) if kbusy else None,
             first_activity_ns=int(act.busy[0][0]), last_activity_ns=int(act.busy[1][-1]), hardware=hw))
-        host_sets = host_metrics.host_activity_sets(rel, all_pids_by_device.get(dev_id, set()))
+        host_sets = host_metrics.host_activity_sets(api, all_pids_by_device.get(dev_id, set())) if api else {}
         if span_start is not None and span_end is not None:
             gaps.append(idle_gaps(act, int(span_start), int(span_end), host_sets))
 
@@ -155,7 +166,8 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
         exposed_copy_ns=exposed_copy)
 
     hw_by_dev = {d: h for d, (_, h) in hardware.items()}
-    kstats = kernel_stats(rel, kx["name_id"], kernels.duration, kernels.device, hw_by_dev) \
+    knames = kernel_names(rel) if rel.available("kernels") else {}
+    kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, kx, hw_by_dev) \
         if rel.available("kernels") else []
 
     copies_summary = None
@@ -178,7 +190,6 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
 
     gpu_ops = Ops(*(np.concatenate([getattr(o, f) for o in (kernels, copies, memsets)])
                     for f in ("start", "end", "device", "stream", "pid")))
-    api = rel.available("api_calls")
     summary = ProfileSummary(
         pa_version=__version__,
         profile=ProfileInfo(
@@ -193,16 +204,19 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
         gpu=gpu, devices=devices, idle_gaps=gaps, kernels=kstats,
         copies=copies_summary,
         memsets=memset_stats(rel) if rel.available("memsets") else None,
-        sync=host_metrics.sync_summary(rel, span) if api else None,
-        launch=host_metrics.launch_summary(rel, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
+        sync=host_metrics.sync_summary(rel, api, span) if api else None,
+        launch=host_metrics.launch_summary(api, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
         streams=stream_stats(kernels, copies, memsets, span),
         markers=host_metrics.marker_summary(rel, int(span_start or 0)) if rel.available("markers") else None,
         mpi=host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None,
         overhead=host_metrics.overhead_summary(rel, span) if rel.available("overhead") else None,
-        phases=detect_phases(rel, int(span_start), int(span_end), max_phases)
+        phases=detect_phases(rel, int(span_start), int(span_end), max_phases,
+                             kernels={"start": kernels.start, "end": kernels.end, "name_id": kx["name_id"],
+                                      "device": kernels.device},
+                             names={i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()})
         if span_start is not None and span_end is not None else None,
         skipped=skipped, warnings=warnings)
-    _degraded_capture_checks(rel, summary)
+    _degraded_capture_checks(rel, summary, api)
     return summary
 
 
@@ -218,22 +232,17 @@ def _single_rank(rel: Relations) -> int | None:
     return int(rows[0][0]) if len(rows) == 1 else None
 
 
-def _degraded_capture_checks(rel: Relations, summary: ProfileSummary) -> None:
+def _degraded_capture_checks(rel: Relations, summary: ProfileSummary, api: host_metrics.ApiCalls | None) -> None:
     """Say so when the host issued GPU work that the capture holds no trace of."""
-    if summary.launch is None:
-        return
-    launches = summary.launch.launch_count
-    memcpy_calls = 0
-    if rel.available("api_calls"):
-        memcpy_calls = int(rel.query(
-            "SELECT count(*) FROM pa_api_calls WHERE kind IN ('memcpy', 'memcpy_async')")[0][0])
+    launches = summary.launch.launch_count if summary.launch is not None else 0
+    memcpy_calls = int(api.of("memcpy", "memcpy_async").sum()) if api is not None else 0
     if summary.gpu.kernel_count == 0 and (launches or memcpy_calls):
         kernels_note = "absent" if not rel.available("kernels") else "empty"
         summary.warnings.append(
             f"degraded capture: the host made {launches} kernel launch call(s) and {memcpy_calls} memcpy "
             f"call(s) but the kernel table is {kernels_note}; GPU tracing was off, filtered, or the "
             "capture was cut before the GPU records were written. GPU metrics below are not measured.")
-        summary.host_side = {"launch_calls": launches, "memcpy_calls": memcpy_calls}
+        summary.host_side = {"host_launch_calls": launches, "host_memcpy_calls": memcpy_calls}
         summary.skipped.append(SkippedItem(what="gpu_activity", reason="no GPU activity records although "
                                            "the host issued GPU work (degraded capture)"))
     rocpd_capture_checks(rel, summary)  # rocpd only: MPI coverage, host-side facts from call args

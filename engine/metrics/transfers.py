@@ -87,8 +87,8 @@ def _peak(direction: str, hw: HardwareLimits | None) -> tuple[int | None, str | 
 def memset_stats(rel: Relations) -> list[MemsetStats]:
     """Memsets grouped by memory kind."""
     return [
-        MemsetStats(mem_kind=k, count=int(c), bytes=int(b or 0), total_ns=int(t or 0))
-        for k, c, b, t in rel.query(f"""
-            SELECT coalesce(mem_kind, 'unknown'), count(*), sum(bytes), sum("end" - start)
+        MemsetStats(mem_kind=k, count=int(c), bytes=None if known == 0 else int(b or 0), total_ns=int(t or 0))
+        for k, c, b, t, known in rel.query(f"""
+            SELECT coalesce(mem_kind, 'unknown'), count(*), sum(bytes), sum("end" - start), count(bytes)
             FROM pa_memsets WHERE {VALID} GROUP BY 1 ORDER BY 4 DESC, 1""")
     ]

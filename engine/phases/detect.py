@@ -56,15 +56,22 @@ class Cut:
 
 
 def detect_phases(rel: Relations, span_start: int, span_end: int, max_phases: int = DEFAULT_MAX_PHASES,
-                  windows: int = DEFAULT_WINDOWS) -> list[PhaseSummary] | None:
-    """Phases of the profile, or None when there are no kernels to segment (nothing to say)."""
+                  windows: int = DEFAULT_WINDOWS, kernels: dict[str, np.ndarray] | None = None,
+                  names: dict[int, tuple[str, str | None]] | None = None) -> list[PhaseSummary] | None:
+    """Phases of the profile, or None when there are no kernels to segment (nothing to say).
+
+    `kernels` (start, end, name_id, device arrays) and `names` (name_id -> (name, short name)) may be
+    passed when the caller has fetched them already: on a 1 M-kernel profile a second fetch costs
+    seconds.
+    """
     if not rel.available("kernels") or span_end <= span_start:
         return None
-    k, _ = rel.intervals("kernels", ("name_id", "device"))
+    k = kernels if kernels is not None else rel.intervals("kernels", ("name_id", "device"))[0]
     if len(k["start"]) == 0:
         return None
-    names = {int(r[0]): (str(r[1]), r[2]) for r in
-             rel.query("SELECT name_id, max(name), max(short_name) FROM pa_kernels GROUP BY name_id")}
+    if names is None:
+        names = {int(r[0]): (str(r[1]), r[2]) for r in
+                 rel.query("SELECT name_id, max(name), max(short_name) FROM pa_kernels GROUP BY name_id")}
     cut = marker_cut(rel, span_start, span_end, max_phases) if max_phases > 1 else None
     if cut is None:
         cut = mix_cut(k, span_start, span_end, max_phases, windows)

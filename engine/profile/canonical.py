@@ -64,6 +64,11 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("dynamic_shared_bytes", "int", "dynamic shared memory / LDS requested at launch, bytes"),
         ("local_bytes_per_thread", "int", "local memory (NVIDIA) or scratch (AMD) per thread, bytes"),
     ),
+    "kernel_names": _cols(
+        ("name_id", "int", "the kernels relation's name_id"),
+        ("name", "text", "full demangled kernel name"),
+        ("short_name", "text", "display name (function name without arguments)"),
+    ),
     "copies": _cols(
         *_ACTIVITY,
         ("bytes", "int", "bytes transferred"),
@@ -87,6 +92,10 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("name", "text", "API function name as the runtime spells it"),
         ("kind", "text", "what the call does: " + "/".join(API_KINDS)),
         ("correlation_id", "int", "links to GPU work it issued; NULL when none"),
+    ),
+    "api_names": _cols(
+        ("name_id", "int", "the api_calls relation's name_id"),
+        ("name", "text", "API function name"),
     ),
     "syncs": _cols(
         *_ACTIVITY,

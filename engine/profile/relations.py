@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import jinja2
@@ -94,6 +94,10 @@ class Relations:
                 return s.reason
         return None
 
+    def cte(self, sql: str) -> str:
+        """`sql` with the canonical relations it names (pa_<relation>) prepended as CTEs."""
+        return self._cte(sql)
+
     def _cte(self, sql: str) -> str:
         # Canonical relations are named pa_<relation> in SQL: profiles have tables and views of
         # their own called "kernels", "processes" or "threads" (rocpd convenience views, the
@@ -119,18 +123,46 @@ class Relations:
         flat = np.fromiter(itertools.chain.from_iterable(cur), dtype=np.int64)
         return flat.reshape(-1, ncols)
 
-    def intervals(self, relation: str, extra: Sequence[str] = ()) -> tuple[dict[str, np.ndarray], int]:
+    def fetch_columns(self, sql: str, dtypes: Sequence[np.dtype | type], chunk: int = 1 << 18) -> list[np.ndarray]:
+        """Fetch an all-integer result (no NULLs) column by column in compact dtypes, in chunks.
+
+        For results of tens of millions of rows: memory stays near the compact arrays' size instead
+        of one int64 per value plus Python tuples for every row at once.
+        """
+        cur = self.conn.execute(self._cte(sql))
+        parts: list[list[np.ndarray]] = [[] for _ in dtypes]
+        while True:
+            rows = cur.fetchmany(chunk)
+            if not rows:
+                break
+            block = np.array(rows, dtype=np.int64).reshape(len(rows), len(dtypes))
+            for i, dt in enumerate(dtypes):
+                parts[i].append(block[:, i].astype(dt))
+        out = []
+        for i, dt in enumerate(dtypes):
+            col = np.concatenate(parts[i]) if parts[i] else np.zeros(0, dtype=dt)
+            parts[i] = []  # release the chunks of this column before joining the next one
+            out.append(col)
+        return out
+
+    def intervals(self, relation: str, extra: Sequence[str] = (), expressions: Mapping[str, str] | None = None,
+                  where: str | None = None) -> tuple[dict[str, np.ndarray], int]:
         """Fetch start, end and integer columns `extra` for the well-formed rows of `relation`.
 
         Rows still open at the end of the capture (end NULL) or with end < start are excluded and
         counted; the count is returned so the caller can warn instead of poisoning sums. NULLs in
-        `extra` columns become -1. One scan of the relation: filtering happens in numpy.
+        `extra` columns become -1. `expressions` maps further output names to integer SQL
+        expressions over the relation's columns and `where` an optional row filter (both written by
+        pa, never from the profile). One scan of the relation: validity filtering happens in numpy.
         """
-        cols = ["start", "end", *extra]
+        exprs = dict(expressions or {})
+        cols = ["start", "end", *extra, *exprs]
         missing = np.iinfo(np.int64).min
         select = ", ".join([f"coalesce(start, {missing})", f'coalesce("end", {missing})']
-                           + [f"coalesce({c}, -1)" for c in extra])
-        arr = self.fetch_ints(f"SELECT {select} FROM {TABLE_PREFIX}{relation}", len(cols))
+                           + [f"coalesce({c}, -1)" for c in extra]
+                           + [f"coalesce({e}, -1)" for e in exprs.values()])
+        clause = f" WHERE {where}" if where else ""
+        arr = self.fetch_ints(f"SELECT {select} FROM {TABLE_PREFIX}{relation}{clause}", len(cols))
         ok = (arr[:, 0] != missing) & (arr[:, 1] != missing) & (arr[:, 1] >= arr[:, 0])
         bad = int(len(arr) - np.count_nonzero(ok))
         if bad:

@@ -10,8 +10,10 @@ Formulas (all from each rank's full totals, never from a truncated top-N list):
 - straggler rank: arrives last at the most instances (ties: larger summed wait caused).
   most_waited_on rank: Σ over instances where it arrived last of the others' waits, maximal.
 - imbalance side: "compute" when the kernel-time imbalance ≥ SIDE_THRESHOLD and the straggler is
-  (one of) the rank(s) with the most kernel time; "communication" when the MPI-time imbalance is
-  ≥ SIDE_THRESHOLD but compute is not; else "balanced".
+  (one of) the rank(s) with the most kernel time; "communication" when compute is not and either
+  the MPI-time imbalance is ≥ SIDE_THRESHOLD or the straggler has the most MPI time outside
+  collectives (p2p, waits) and that quantity's imbalance is ≥ SIDE_THRESHOLD (its lateness comes from
+  its own communication); else "balanced".
 - primary rank: the rank whose idle time is furthest from the median idle time (the outlier);
   `primary_rank` overrides it.
 - phase alignment: by label when every rank has the same set of phase labels; else by order when
@@ -33,8 +35,8 @@ from engine.ranks.model import (
     CrossRank,
     Imbalance,
     PhaseImbalance,
+    RankOverview,
     RankResult,
-    RankRow,
     RankSet,
 )
 
@@ -128,10 +130,12 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None) -> CrossRank:
     rows = []
     for r in ranks:
         s = r.summary
-        rows.append(RankRow(
+        coll = s.mpi.by_kind.get("collective", 0) if s.mpi else 0
+        rows.append(RankOverview(
             rank=r.rank, rank_source=r.rank_source, file_name=s.profile.file_name, span_ns=s.span_ns,
             kernel_time_ns=s.gpu.kernel_time_ns, busy_ns=s.gpu.busy_ns, idle_ns=_idle(r),
             mpi_ns=s.mpi.total_ns if s.mpi else None, collective_wait_ns=wait[r.rank],
+            noncollective_mpi_ns=max(0, s.mpi.total_ns - coll) if s.mpi else None,
             utilization_pct=s.gpu.utilization_pct))
     has_mpi = all(r.mpi_ns is not None for r in rows)
     overall = PhaseImbalance(
@@ -160,12 +164,16 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None) -> CrossRank:
 
     comp = overall.kernel_time.imbalance
     comm = overall.mpi.imbalance if overall.mpi else None
+    other = {r.rank: r.noncollective_mpi_ns or 0 for r in rows}
+    noncoll = imbalance(other).imbalance if has_mpi and any(other.values()) else None
     max_kernel = overall.kernel_time.max_ns
     straggler_heavy = straggler is None or next(r.kernel_time_ns for r in rows if r.rank == straggler) >= \
         (1 - SIDE_THRESHOLD / 2) * max_kernel
     if comp is not None and comp >= SIDE_THRESHOLD and straggler_heavy:
         side = "compute"
-    elif comm is not None and comm >= SIDE_THRESHOLD:
+    elif (comm is not None and comm >= SIDE_THRESHOLD) or (
+            noncoll is not None and noncoll >= SIDE_THRESHOLD and straggler is not None
+            and other[straggler] == max(other.values())):
         side = "communication"
     else:
         side = "balanced"
@@ -183,6 +191,8 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None) -> CrossRank:
 
     return CrossRank(
         rank_count=len(rows), ranks=rows, phase_alignment=mode, overall=overall, phases=phases,
-        collectives=skews, straggler_rank=straggler, most_waited_on_rank=most_waited,
-        most_waiting_rank=most_waiting, compute_imbalance=comp, communication_imbalance=comm,
-        imbalance_side=side, primary_rank=primary, primary_reason=reason, warnings=warnings)
+        collectives=sorted(skews, key=lambda sk: (-sk.total_wait_ns, sk.name)), collective_count=len(skews),
+        collective_instances=sum(sk.instances for sk in skews), straggler_rank=straggler,
+        most_waited_on_rank=most_waited, most_waiting_rank=most_waiting, compute_imbalance=comp,
+        communication_imbalance=comm, noncollective_imbalance=noncoll, imbalance_side=side,
+        primary_rank=primary, primary_reason=reason, warnings=warnings)

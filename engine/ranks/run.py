@@ -8,8 +8,8 @@ the parent's memory grows with the number of ranks, not with their size.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -49,49 +49,75 @@ def collective_calls(path: Path) -> Collectives:
                         for n, (s, e) in out.items()})
 
 
-def stage1(path: Path, max_phases: int = DEFAULT_MAX_PHASES) -> Stage1:
+def stage1(path: Path, max_phases: int = DEFAULT_MAX_PHASES, keep_paths: bool = False) -> Stage1:
     """Summary and collectives of one rank file (runs in a worker)."""
-    return summarize(path, max_phases=max_phases), collective_calls(path)
+    return summarize(path, keep_paths=keep_paths, max_phases=max_phases), collective_calls(path)
 
 
 Stage1 = tuple[ProfileSummary, Collectives]
 
 
-def _run_dask(paths: Sequence[Path], max_phases: int, scheduler: str | None) -> list[Stage1]:
+Progress = Callable[[int, int], None]   # (files done, files in all), called as each file finishes
+
+
+def _run_dask(paths: Sequence[Path], max_phases: int, keep_paths: bool, scheduler: str | None,
+              progress: Progress | None) -> list[Stage1]:
     try:
         from dask.distributed import Client
+        from dask.distributed import as_completed as dask_completed
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
         raise UserError("--executor dask needs the optional extra: pip install 'pa[dask]'") from exc
-    client = Client(scheduler) if scheduler else Client(processes=True)
     try:
-        futures = client.map(stage1, list(paths), max_phases=max_phases, pure=False)
+        client = Client(scheduler) if scheduler else Client(processes=True)
+    except (OSError, TimeoutError) as exc:
+        raise UserError(f"--scheduler {scheduler}: cannot connect to the dask scheduler ({exc})") from exc
+    try:
+        futures = client.map(stage1, list(paths), max_phases=max_phases, keep_paths=keep_paths, pure=False)
+        for done, _ in enumerate(dask_completed(futures), start=1):
+            if progress:
+                progress(done, len(futures))
         return list(client.gather(futures))
     finally:
         client.close()
 
 
+def _run_pool(files: Sequence[Path], workers: int | None, max_phases: int, keep_paths: bool,
+              progress: Progress | None) -> list[Stage1]:
+    n = min(workers or os.cpu_count() or 1, len(files))
+    with ProcessPoolExecutor(max_workers=n) as pool:
+        futures = [pool.submit(stage1, f, max_phases, keep_paths) for f in files]
+        for done, _ in enumerate(as_completed(futures), start=1):
+            if progress:
+                progress(done, len(files))
+        return [f.result() for f in futures]   # in file order, whatever order they finished in
+
+
 def summarize_ranks(paths: Iterable[Path], workers: int | None = None, executor: str = "process",
-                    scheduler: str | None = None, max_phases: int = DEFAULT_MAX_PHASES) -> RankSet:
+                    scheduler: str | None = None, max_phases: int = DEFAULT_MAX_PHASES,
+                    keep_paths: bool = False, progress: Progress | None = None) -> RankSet:
     """Stage 1 of every rank file (directories expanded), in parallel; ranks assigned (discover.py).
 
     workers: processes (None: all cores; 1: in this process, no pool). executor: process or dask
-    (scheduler: a dask.distributed address; None starts a local cluster).
+    (scheduler: a dask.distributed address; None starts a local cluster). progress(done, total) is
+    called in the parent as each file finishes.
     """
     files = discover(paths)
     if not files:
         raise UserError("no profile files given")
     if executor == "dask":
-        results = _run_dask(files, max_phases, scheduler)
+        results = _run_dask(files, max_phases, keep_paths, scheduler, progress)
     elif executor != "process":
         raise UserError(f"unknown executor {executor!r}; choose from process, dask")
     elif workers == 1 or len(files) == 1:
-        results = [stage1(f, max_phases) for f in files]
+        results = []
+        for i, f in enumerate(files, start=1):
+            results.append(stage1(f, max_phases, keep_paths))
+            if progress:
+                progress(i, len(files))
     else:
-        n = min(workers or os.cpu_count() or 1, len(files))
-        with ProcessPoolExecutor(max_workers=n) as pool:
-            results = list(pool.map(stage1, files, [max_phases] * len(files)))
+        results = _run_pool(files, workers, max_phases, keep_paths, progress)
     ranks, sources, warnings = assign_ranks(files, [s.profile.rank for s, _ in results])
-    out = [RankResult(rank=r, rank_source=src, summary=s, collectives=c)
-           for r, src, (s, c) in zip(ranks, sources, results, strict=True)]
+    out = [RankResult(rank=r, rank_source=src, summary=s, collectives=c, path=f)
+           for r, src, (s, c), f in zip(ranks, sources, results, files, strict=True)]
     out.sort(key=lambda x: x.rank)
     return RankSet(out, warnings)

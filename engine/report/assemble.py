@@ -16,7 +16,8 @@ from typing import Any
 
 from engine import __version__
 from engine.metrics.model import ProfileSummary
-from engine.report.llm_hook import LlmOutcome
+from engine.ranks.model import CrossRank
+from engine.report.llm_hook import LlmFailure, LlmOutcome
 from engine.report.model import (
     REPORT_SCHEMA_VERSION,
     DeviceRow,
@@ -26,6 +27,7 @@ from engine.report.model import (
     KernelRow,
     KeyMetrics,
     LlmProvenance,
+    LlmReview,
     ProfileRef,
     Provenance,
     QueryFileTrace,
@@ -43,6 +45,7 @@ from engine.report.sources import build_sources, resolve_section
 from engine.rules.hypothesis import Hypothesis
 
 TOP_KERNELS = 10
+TOP_COLLECTIVES = 10
 
 # What to capture next when a relation could not be read (matched against skipped items).
 _CAPTURE_HINTS: tuple[tuple[str, str], ...] = (
@@ -208,17 +211,35 @@ def _packs(rule_result: Any, keep_paths: bool) -> list[RulePackRef]:
     return out
 
 
+def _cross_block(cross: CrossRank | None) -> CrossRank | None:
+    """The cross-rank block as the report carries it: collectives cut to the top entries.
+
+    The TOP_COLLECTIVES with the largest total wait are kept; collective_count and
+    collective_instances keep the totals.
+    """
+    if cross is None:
+        return None
+    top = sorted(cross.collectives, key=lambda sk: (-sk.total_wait_ns, sk.name))[:TOP_COLLECTIVES]
+    return cross.model_copy(update={"collectives": top})
+
+
 def primary_index(summaries: Sequence[ProfileSummary]) -> int:
     """The profile the rules run on: the longest span (the straggler decides the wall time)."""
     return max(range(len(summaries)), key=lambda i: summaries[i].span_ns)
 
 
 def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: RunInfo,
-                 llm: LlmOutcome | None = None, llm_reason: str | None = "rules only") -> Report:
-    """Assemble the Report; `rule_result` is an engine.rules.engine.RuleResult (duck-typed)."""
+                 llm: LlmOutcome | None = None, llm_reason: str | None = "rules only",
+                 cross: CrossRank | None = None, primary: int | None = None,
+                 rank_numbers: Sequence[int] | None = None) -> Report:
+    """Assemble the Report; `rule_result` is an engine.rules.engine.RuleResult (duck-typed).
+
+    Multi-rank: `cross` is the cross-rank analysis, `primary` the index of the rank the rules ran on
+    (default: primary_index) and `rank_numbers` the assigned rank of each summary.
+    """
     if not summaries:
         raise ValueError("build_report needs at least one ProfileSummary")
-    primary = primary_index(summaries)
+    primary = primary_index(summaries) if primary is None else primary
     main_summary = summaries[primary]
     sources = build_sources(main_summary)
     raw = llm.hypotheses if llm is not None else list(getattr(rule_result, "hypotheses", []))
@@ -227,6 +248,11 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: Run
     many = len(summaries) > 1
     warnings = [f"{s.profile.file_name}: {w}" if many else w for s in summaries for w in s.warnings]
     warnings += [f"rules: {w}" for w in getattr(rule_result, "warnings", [])]
+    if llm is not None:
+        warnings += list(getattr(llm, "warnings", []))
+    elif isinstance(llm_reason, LlmFailure):  # configured, tried and failed: a warning, not only a skip
+        warnings.append(str(llm_reason))
+    narrative = getattr(llm, "narrative", None) if llm is not None else None
     llm_prov = llm.provenance if llm is not None else LlmProvenance(mode="rules_only", reason=llm_reason)
     if llm_prov.log_path:
         llm_prov = llm_prov.model_copy(update={"log_path": scrub_path(llm_prov.log_path, run.keep_paths)})
@@ -245,12 +271,16 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: Run
         hypotheses=hyps,
         time_claims_ns=dict(getattr(rule_result, "buckets", {}) or {}),
         rule_outcomes=[RuleOutcomeRow(rule_id=o.rule_id, status=str(o.status),
-                                      reason=getattr(o, "reason", None))
+                                      reason=getattr(o, "reason", None), phase=getattr(o, "phase", None))
                        for o in getattr(rule_result, "outcomes", [])],
         skipped=skipped,
         warnings=warnings,
         next_captures=_next_captures(hyps, skipped),
-        ranks=[RankRow(rank=s.profile.rank if s.profile.rank is not None else i,
+        llm=LlmReview(narrative=narrative, ungrounded_numbers=list(getattr(llm, "narrative_ungrounded", [])))
+        if narrative else None,
+        cross_rank=_cross_block(cross),
+        ranks=[RankRow(rank=rank_numbers[i] if rank_numbers is not None
+                       else s.profile.rank if s.profile.rank is not None else i,
                        file_name=s.profile.file_name, span_ns=s.span_ns, gpu_busy_ns=s.gpu.busy_ns,
                        gpu_utilization_pct=s.gpu.utilization_pct,
                        mpi_ns=s.mpi.total_ns if s.mpi else None)

@@ -88,21 +88,32 @@ def speedup_ranges(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def rank_bars(doc: dict[str, Any]) -> dict[str, Any] | None:
-    """Per-rank span bars with the GPU busy part overlaid; None with a single profile."""
-    ranks = doc.get("ranks")
+    """Per-rank bars: span, GPU busy overlaid, and collective wait below; None with a single profile.
+
+    With a `cross_rank` block the bars come from its per-rank table (busy, collective wait, the
+    straggler and the primary rank marked); an older report with only `ranks` draws span and busy.
+    """
+    cross = doc.get("cross_rank")
+    ranks = cross["ranks"] if cross else doc.get("ranks")
     if not ranks:
         return None
     top = float(max(r["span_ns"] for r in ranks)) or 1.0
+    scale = (WIDTH - LABEL_W) / top
     rows = []
     for i, r in enumerate(ranks):
-        util = r.get("gpu_utilization_pct")
-        # utilisation is busy / (span × devices): the busy share of this rank's span bar.
-        busy_w = (WIDTH - LABEL_W) * (r["span_ns"] / top) * ((util or 0.0) / 100.0)
-        rows.append({"y": round(4 + i * 22, 2), "x": LABEL_W,
-                     "w": round(max(1.0, (WIDTH - LABEL_W) * r["span_ns"] / top), 2),
-                     "busy_w": round(busy_w, 2), "rank": r["rank"], "span_ns": r["span_ns"],
-                     "util": util})
-    return {"width": WIDTH, "height": round(8 + len(rows) * 22, 2), "rows": rows}
+        busy = r.get("busy_ns", r.get("gpu_busy_ns")) or 0
+        wait = r.get("collective_wait_ns") or 0
+        roles = []
+        if cross and r["rank"] == cross.get("straggler_rank"):
+            roles.append("straggler")
+        if cross and r["rank"] == cross.get("primary_rank"):
+            roles.append("primary")
+        rows.append({"y": round(4 + i * 26, 2), "x": LABEL_W, "w": round(max(1.0, r["span_ns"] * scale), 2),
+                     "busy_w": round(busy * scale, 2), "wait_w": round(wait * scale, 2),
+                     "rank": r["rank"], "span_ns": r["span_ns"], "busy_ns": busy, "wait_ns": wait,
+                     "util": r.get("utilization_pct", r.get("gpu_utilization_pct")),
+                     "roles": roles, "cls": "rank-straggler" if "straggler" in roles else ""})
+    return {"width": WIDTH, "height": round(8 + len(rows) * 26, 2), "rows": rows, "cross": cross is not None}
 
 
 def all_charts(doc: dict[str, Any]) -> dict[str, Any]:

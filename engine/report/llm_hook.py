@@ -33,10 +33,29 @@ class LlmOptions:
 
 @dataclass
 class LlmOutcome:
-    """What the LLM stage returns: the refined, re-ranked hypotheses and how they were obtained."""
+    """What the LLM stage returns: the refined, re-ranked hypotheses and how they were obtained.
+
+    `narrative` is the model's short summary (placeholders mapped back); `warnings` are the engine's
+    post-checks (dropped unknown ids, ungrounded numbers flagged or dropped), each starting "llm: ";
+    `narrative_ungrounded` lists numbers of the narrative that match no fact (flagged, kept).
+    """
 
     hypotheses: list[Hypothesis]
     provenance: LlmProvenance
+    narrative: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    narrative_ungrounded: list[str] = field(default_factory=list)
+
+
+class LlmFailure(str):
+    """A rules-only reason that is also a warning: the stage was configured and tried, and failed.
+
+    The stage returns one instead of a plain str when a provider call, the `claude` client or the
+    answer's validation failed; the report then carries the reason in `warnings[]` as well as in
+    `skipped[]` (a plain str, e.g. no key or --no-llm, is only a skipped row).
+    """
+
+    __slots__ = ()
 
 
 LlmStage = Callable[[Any, Any, LlmOptions], "LlmOutcome | None"]

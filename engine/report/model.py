@@ -15,9 +15,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.ranks.model import CrossRank
 from engine.rules.hypothesis import EvidenceValue, Hypothesis
 
-REPORT_SCHEMA_VERSION = "1.0"
+REPORT_SCHEMA_VERSION = "1.2"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -171,6 +172,7 @@ class RuleOutcomeRow(_Model):
     rule_id: str
     status: str
     reason: str | None = None
+    phase: str | None = Field(None, description="phase label for a rule evaluated per phase (scope: phase)")
 
 
 class RankRow(_Model):
@@ -209,6 +211,16 @@ class LlmProvenance(_Model):
     log_path: str | None = None
 
 
+class LlmReview(_Model):
+    """What the LLM stage wrote for the reader, after the engine's re-checks."""
+
+    narrative: str = Field(description="the model's short summary (at most 2,000 characters); its "
+                                       "numbers are checked against the facts but not dropped")
+    ungrounded_numbers: list[str] = Field(
+        default_factory=list, description="numbers in the narrative that match no fact of the summary, "
+                                          "the candidates or a tool result (flagged; also in warnings[])")
+
+
 class Provenance(_Model):
     """Everything needed to reproduce the report."""
 
@@ -242,5 +254,9 @@ class Report(_Model):
     warnings: list[str]
     next_captures: list[str] = Field(description="what to capture next to close the gaps above")
     ranks: list[RankRow] | None = None
+    cross_rank: CrossRank | None = Field(
+        None, description="several ranks: per-rank table, straggler, imbalance (side, per phase), collective "
+                          "skew (top entries; collective_count is the total); None with one profile")
+    llm: LlmReview | None = Field(None, description="the LLM stage's narrative; None: rules only")
     sources: dict[str, SourceTrace]
     provenance: Provenance

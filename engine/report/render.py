@@ -52,6 +52,11 @@ def fmt_pct(value: float | None, digits: int = 1) -> str:
     return f"{v:.{digits}f}%"
 
 
+def fmt_frac(value: float | None, digits: int = 1) -> str:
+    """A fraction as a percentage: 0.123 → '12.3%'; None → 'n/a'."""
+    return fmt_pct(None if value is None else float(value) * 100.0, digits)
+
+
 def fmt_bytes(value: float | None) -> str:
     """Decimal units (the profilers' bandwidths are decimal): '1.2 GB'; None → 'n/a'."""
     if value is None:
@@ -109,7 +114,7 @@ def make_env(templates_dir: Path | None = None, color: bool = False) -> jinja2.E
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(paths), autoescape=_autoescape,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
-    env.filters.update(ns=fmt_ns, pct=fmt_pct, bytes=fmt_bytes, num=fmt_num, gain=fmt_range,
+    env.filters.update(ns=fmt_ns, pct=fmt_pct, frac=fmt_frac, bytes=fmt_bytes, num=fmt_num, gain=fmt_range,
                        md=md_cell, style=_style_filter(color))
     return env
 

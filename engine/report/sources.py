@@ -35,6 +35,9 @@ SECTION_RELATIONS: dict[str, tuple[str, ...]] = {
     "summary.mpi": ("mpi_calls",),
     "summary.overhead": ("overhead",),
     "summary.host_side": ("api_calls",),
+    # cross-rank facts (engine.ranks): every rank's kernels/copies/memsets (busy, kernel time) and
+    # MPI calls (collective skew); the query files listed are the primary rank's (same query set).
+    "cross_rank": ("kernels", "copies", "memsets", "mpi_calls"),
 }
 
 
@@ -56,6 +59,8 @@ def resolve_section(source: str) -> str | None:
     'devices[0].busy_ns'; anything else (a rule metric, a tool call id) is derived: None.
     """
     text = source.strip()
+    if text == "cross_rank" or text.startswith("cross_rank."):
+        return "cross_rank"
     if text.startswith("summary."):
         text = text[len("summary."):]
     head = text.split(".", 1)[0].split("[", 1)[0].split(" ", 1)[0]

@@ -32,7 +32,9 @@ def generate_profile(scenario: str, fmt: str, out_dir: Path) -> Path:
     else:
         from engine.synth.rocpd_writer import write_rocpd
 
-        write_rocpd(scen, path)
+        # rocprofv3 does not intercept MPI: an MPI scenario is captured the way an AMD user would
+        # capture it, with rocprof-sys and its MPI wrappers.
+        write_rocpd(scen, path, flavour="rocprof-sys" if scen.mpi_calls else "rocprofv3")
     return path
 
 

@@ -32,6 +32,7 @@ class RuleOutcome:
     status: str  # 'fired' | 'silent' | 'skipped' | 'disabled' | 'suppressed'
     reason: str | None
     values: dict[str, Any]
+    phase: str | None = None  # the phase label for a rule with `scope: phase`
 
 
 @dataclass
@@ -112,6 +113,9 @@ class _Ctx:
 def _missing_reason(ctx: _Ctx, path: str) -> str:
     """Say why `path` is null, quoting the summary's own skipped reason where one matches."""
     parts = path.split(".")
+    if parts[0] == "cross_rank" and "cross_rank" not in ctx.roots:
+        return (f"{path} is not available (cross-rank facts need the profiles of several ranks analysed "
+                f"together: pa analyze DIR or several files)")
     hint = parts[1] if parts[0] == "summary" and len(parts) > 1 else parts[0]
     for what, why in ctx.skipped_reasons.items():
         if hint and hint.rstrip("s") in what:
@@ -151,81 +155,139 @@ def evaluate(summary: ProfileSummary, ruleset: RuleSet,
     warnings: list[str] = []
     outcomes: dict[str, RuleOutcome] = {}
 
-    for m in ruleset.metrics.values():
-        try:
-            names[m.name] = eval_expr(m.expr, ctx.scope())
-        except ExprError as exc:
-            names[m.name] = None
-            skipped.append(SkippedItem(what=f"metric {m.name}", reason=f"rule error: {exc}"))
+    for err in _compute_metrics(ctx):
+        skipped.append(SkippedItem(what=f"metric {err[0]}", reason=f"rule error: {err[1]}"))
     metrics = {m: names[m] for m in ruleset.metrics}
     # Record-valued metrics (e.g. top_kernel) are internal; the result carries scalars only.
     metrics = {k: (v if isinstance(v, (int, float, str)) or v is None else None)
                for k, v in metrics.items()}
 
-    fired: dict[str, tuple[Rule, float | None, dict[str, Any]]] = {}
+    fired: dict[str, Fired] = {}
     for rule in ruleset.rules.values():
         if rule.id in ruleset.disabled:
             by = f"disabled by {ruleset.disabled[rule.id]}"
             outcomes[rule.id] = RuleOutcome(rule.id, "disabled", by, {})
             continue
-        seen = {ref: ctx.value(ref)[0] for e in rule.evidence for ref in e.cite}
-        why = _check_requires(rule, ctx)
-        if why:
-            outcomes[rule.id] = RuleOutcome(rule.id, "skipped", why, seen)
-            skipped.append(SkippedItem(what=f"rule {rule.id}", reason=why))
+        if rule.scope == "phase":
+            _evaluate_per_phase(rule, ctx, summary, fired, outcomes, skipped, warnings)
             continue
-        try:
-            cond, nulls = _ev(rule.when, ctx)
-            seen["when"] = cond
-            if cond is None:
-                why = "cannot decide: null input(s) " + ", ".join(_missing_reason(ctx, n) for n in nulls)
-                outcomes[rule.id] = RuleOutcome(rule.id, "skipped", why, seen)
-                skipped.append(SkippedItem(what=f"rule {rule.id}", reason=why))
-                continue
-            if not cond:
-                outcomes[rule.id] = RuleOutcome(rule.id, "silent", "condition `when` is false", seen)
-                continue
-            frac = None
-            if rule.runtime_fraction is not None:
-                frac, _ = _ev(rule.runtime_fraction, ctx)
-                if frac is not None and (isinstance(frac, bool) or not isinstance(frac, (int, float))
-                                         or not 0.0 <= frac <= 1.0):
-                    raise ExprError(f"runtime_fraction {frac!r} is outside [0, 1]")
-            seen["runtime_fraction"] = frac
-        except ExprError as exc:
-            why = f"rule error: {exc}"
-            outcomes[rule.id] = RuleOutcome(rule.id, "skipped", why, seen)
-            skipped.append(SkippedItem(what=f"rule {rule.id}", reason=why))
-            warnings.append(f"rule {rule.id} ({rule.pack}): {exc}")
-            continue
-        fired[rule.id] = (rule, None if frac is None else float(frac), seen)
-        outcomes[rule.id] = RuleOutcome(rule.id, "fired", None, seen)
+        _evaluate_rule(rule, ctx, rule.id, None, fired, outcomes, skipped, warnings)
 
-    _suppress(fired, outcomes, ctx)
+    _suppress(fired, outcomes)
     buckets = compute_buckets(summary)
-    hyps = _rank_and_cap(fired, buckets, summary.span_ns, ctx, warnings)
+    hyps = _rank_and_cap(fired, buckets, summary.span_ns, warnings)
     return RuleResult(hypotheses=hyps, skipped=skipped, packs=list(ruleset.packs),
-                      outcomes=[outcomes[r] for r in ruleset.rules], metrics=metrics,
+                      outcomes=list(outcomes.values()), metrics=metrics,
                       buckets=buckets, warnings=warnings)
 
 
-def _suppress(fired: dict[str, tuple[Rule, float | None, dict[str, Any]]],
-              outcomes: dict[str, RuleOutcome], ctx: _Ctx) -> None:
+# A fired rule: the rule, its runtime fraction, the values it saw, and the context it fired in
+# (the run, or one phase for `scope: phase`), keyed by rule id or "RULE-ID@phase label".
+Fired = tuple[Rule, "float | None", dict[str, Any], "_Ctx"]
+
+
+def _compute_metrics(ctx: _Ctx) -> list[tuple[str, str]]:
+    """Evaluate every metric into ctx.names (in dependency order); return (metric, error) pairs."""
+    errors = []
+    for m in ctx.rs.metrics.values():
+        try:
+            ctx.names[m.name] = eval_expr(m.expr, ctx.scope())
+        except ExprError as exc:
+            ctx.names[m.name] = None
+            errors.append((m.name, str(exc)))
+    return errors
+
+
+def _evaluate_per_phase(rule: Rule, ctx: _Ctx, summary: ProfileSummary, fired: dict[str, Fired],
+                        outcomes: dict[str, RuleOutcome], skipped: list[SkippedItem], warnings: list[str]) -> None:
+    """`scope: phase`: evaluate the rule once per phase of summary.phases with `phase` bound to it.
+
+    Metrics are recomputed with the phase bound, so a metric may use `phase.*` too; the rule's
+    runtime_fraction is still a share of the whole span (e.g. phase.idle_ns / summary.span_ns).
+    """
+    if not summary.phases:
+        why = "scope: phase, but the profile has no phases (no kernels)"
+        outcomes[rule.id] = RuleOutcome(rule.id, "skipped", why, {})
+        skipped.append(SkippedItem(what=f"rule {rule.id}", reason=why))
+        return
+    for ph in summary.phases:
+        pctx = _Ctx(ctx.rs, {**ctx.roots, "phase": ph.model_dump(mode="python")},
+                    {p.name: p.value for p in ctx.rs.params.values()}, ctx.vendor, ctx.skipped_reasons)
+        _compute_metrics(pctx)   # errors were reported once, at run level
+        _evaluate_rule(rule, pctx, f"{rule.id}@{ph.label}", ph.label, fired, outcomes, skipped, warnings)
+
+
+def _evaluate_rule(rule: Rule, ctx: _Ctx, key: str, phase: str | None, fired: dict[str, Fired],
+                   outcomes: dict[str, RuleOutcome], skipped: list[SkippedItem], warnings: list[str]) -> None:
+    """Evaluate one rule in one context (the run, or one phase) and record its outcome under `key`."""
+    what = f"rule {rule.id}" + (f" (phase {phase})" if phase else "")
+    seen = {ref: ctx.value(ref)[0] for e in rule.evidence for ref in e.cite}
+
+    def skip(why: str) -> None:
+        outcomes[key] = RuleOutcome(rule.id, "skipped", why, seen, phase)
+        skipped.append(SkippedItem(what=what, reason=why))
+
+    why = _check_requires(rule, ctx)
+    if why:
+        skip(why)
+        return
+    try:
+        cond, nulls = _ev(rule.when, ctx)
+        seen["when"] = cond
+        if cond is None:
+            skip("cannot decide: null input(s) " + ", ".join(_missing_reason(ctx, n) for n in nulls))
+            return
+        if not cond:
+            outcomes[key] = RuleOutcome(rule.id, "silent", "condition `when` is false", seen, phase)
+            return
+        frac = None
+        if rule.runtime_fraction is not None:
+            frac, _ = _ev(rule.runtime_fraction, ctx)
+            if frac is not None and (isinstance(frac, bool) or not isinstance(frac, (int, float))
+                                     or not 0.0 <= frac <= 1.0):
+                raise ExprError(f"runtime_fraction {frac!r} is outside [0, 1]")
+        seen["runtime_fraction"] = frac
+    except ExprError as exc:
+        skip(f"rule error: {exc}")
+        warnings.append(f"{what} ({rule.pack}): {exc}")
+        return
+    fired[key] = (rule, None if frac is None else float(frac), seen, ctx)
+    outcomes[key] = RuleOutcome(rule.id, "fired", None, seen, phase)
+
+
+def _targets(fired: dict[str, Fired], key: str, target: str) -> list[str]:
+    """Fired keys a `suppresses: target` of the rule fired under `key` reaches.
+
+    A run-level target is one key; a phase-scoped target is every phase of it, or only the same
+    phase when the suppressing rule is phase-scoped too.
+    """
+    phase = key.partition("@")[2]
+    out = []
+    for k in fired:
+        rid, _, kphase = k.partition("@")
+        if rid == target and (not phase or not kphase or kphase == phase):
+            out.append(k)
+    return out
+
+
+def _suppress(fired: dict[str, Fired], outcomes: dict[str, RuleOutcome]) -> None:
     """Apply `suppresses:` relations between fired rules (in id order, so the result is stable)."""
-    for rid in sorted(fired):
-        if rid not in fired:
+    for key in sorted(fired):
+        if key not in fired:
             continue  # already suppressed by an earlier rule
-        rule = fired[rid][0]
+        rule, _, _, ctx = fired[key]
         for s in rule.suppresses:
-            if s.target not in fired:
+            targets = _targets(fired, key, s.target)
+            if not targets:
                 continue
             if s.when is not None:
                 ok, _ = _ev(s.when, ctx)
                 if not ok:
                     continue
-            del fired[s.target]
-            o = outcomes[s.target]
-            outcomes[s.target] = RuleOutcome(s.target, "suppressed", f"explained by {rid}", o.values)
+            for k in targets:
+                del fired[k]
+                o = outcomes[k]
+                outcomes[k] = RuleOutcome(o.rule_id, "suppressed", f"explained by {rule.id}", o.values, o.phase)
 
 
 def _impact(rule: Rule, frac: float | None, params: Mapping[str, Any]) -> str:
@@ -242,14 +304,14 @@ def _impact(rule: Rule, frac: float | None, params: Mapping[str, Any]) -> str:
     return level if _IMPACT_ORDER[level] <= _IMPACT_ORDER[rule.max_impact] else rule.max_impact
 
 
-def _rank_and_cap(fired: dict[str, tuple[Rule, float | None, dict[str, Any]]], buckets: dict[str, int],
-                  span: int, ctx: _Ctx, warnings: list[str]) -> list[Hypothesis]:
+def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int,
+                  warnings: list[str]) -> list[Hypothesis]:
     """Cap claims per bucket and in total by the span, in rank order; then rank and render."""
     def key(item: tuple[str, float | None, float]) -> tuple[float, str]:
         rid, frac, conf = item
         return (-(frac or 0.0) * conf, rid)
 
-    order = sorted(((rid, f, r.confidence) for rid, (r, f, _) in fired.items()), key=key)
+    order = sorted(((rid, f, r.confidence) for rid, (r, f, _, _) in fired.items()), key=key)
     left = {b: min(ns, span) for b, ns in buckets.items()}
     total_left = span
     capped: dict[str, tuple[float | None, str | None]] = {}
@@ -273,10 +335,16 @@ def _rank_and_cap(fired: dict[str, tuple[Rule, float | None, dict[str, Any]]], b
     final = sorted(((rid, capped[rid][0], fired[rid][0].confidence) for rid in capped), key=key)
     out = []
     for n, (rid, frac, _) in enumerate(final, start=1):
-        rule, _, seen = fired[rid]
+        rule, _, seen, ctx = fired[rid]
         out.append(_hypothesis(f"H{n}", rule, frac, capped[rid][1], ctx))
         seen["claimed_fraction"] = frac
     return out
+
+
+def _phase_label(ctx: _Ctx) -> str | None:
+    """The label of the phase a `scope: phase` rule fired in (None at run level)."""
+    phase = ctx.roots.get("phase")
+    return phase.get("label") if isinstance(phase, dict) else None
 
 
 def _hypothesis(hid: str, rule: Rule, frac: float | None, note: str | None, ctx: _Ctx) -> Hypothesis:
@@ -297,7 +365,7 @@ def _hypothesis(hid: str, rule: Rule, frac: float | None, note: str | None, ctx:
     return Hypothesis(
         id=hid, rule_id=rule.id, bottleneck_type=rule.bottleneck_type,
         bucket=rule.bucket,
-        phase=render(rule.phase, tctx) or None if rule.phase else None,
+        phase=(render(rule.phase, tctx) or None) if rule.phase else _phase_label(ctx),
         title=render(rule.title, tctx), description=rule.description.strip(), evidence=evidence,
         suggestion=render(rule.suggestion, tctx),
         expected_impact=_impact(rule, frac, ctx.names),

@@ -112,6 +112,7 @@ class Rule:
     references: tuple[str, ...]
     suppresses: tuple[Suppression, ...]
     pack: str
+    scope: str = "run"  # 'run', or 'phase': evaluated once per phase with `phase.*` bound to it
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
 
@@ -237,7 +238,8 @@ def _compile_rule(h: dict[str, Any], display: str) -> Rule:
         confidence=float(h["confidence"]), expected_impact=h.get("expected_impact", "auto"),
         max_impact=h.get("max_impact", "high"), action_category=h["action_category"], evidence=ev,
         suggestion=h["suggestion"], next_capture=h.get("next_capture"),
-        references=tuple(h.get("references", ())), suppresses=tuple(sup), pack=display, raw=h)
+        references=tuple(h.get("references", ())), suppresses=tuple(sup), pack=display,
+        scope=h.get("scope", "run"), raw=h)
 
 
 def _apply_pack(rs: RuleSet, data: dict[str, Any], display: str, builtin: bool) -> None:

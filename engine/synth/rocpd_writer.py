@@ -21,8 +21,10 @@ Mapping decisions (see also queries/rocpd/README.md):
 - Grids: `grid_size_*` counts work-items (blocks × workgroup size), as HIP does.
 - LDS: dispatch `group_segment_size` = static + dynamic LDS; the symbol's = static LDS.
 - Copies: host-side memory kind (pageable/pinned) is not recorded by rocpd; not written.
-- Memsets: rocpd has no memset table (ROCm runs hipMemset as a fill kernel); scenario memsets are
-  not written. GPU-side sync records: rocpd has none; syncs are host API regions only.
+- Memsets: rocpd has no memset table: ROCm runs hipMemset as a blit kernel,
+  `__amd_rocclr_fillBufferAligned`, so scenario memsets are written as dispatches of that kernel
+  (one work-item per 16 bytes, 256-wide workgroups). GPU-side sync records: rocpd has none; syncs are
+  host API regions only.
 - API call names: a scenario `ApiCall.name` override is used only when it is a HIP/HSA name
   (`hip*`/`hsa*`); CUDA spellings meant for the Nsight writer fall back to the HIP default.
 - `degraded=True` leaves `rocpd_kernel_dispatch` and `rocpd_memory_copy` empty (tables present): a
@@ -638,6 +640,9 @@ def _mangle(name: str) -> str:
     return f"_Z{len(base)}{base}v.kd"
 
 
+FILL_KERNEL = "__amd_rocclr_fillBufferAligned"
+
+
 def scenario_dispatches(sc: Scenario, ids: _GpuIds, pids: set[int], main_tid: dict[int, int]
                         ) -> list[DispatchRec]:
     """Kernel dispatch records in HIP conventions (work-item grids, combined LDS)."""
@@ -655,6 +660,20 @@ def scenario_dispatches(sc: Scenario, ids: _GpuIds, pids: set[int], main_tid: di
             group_segment_size=k.static_shared_bytes + k.dynamic_shared_bytes, workgroup=k.block,
             grid=(k.grid[0] * k.block[0], k.grid[1] * k.block[1], k.grid[2] * k.block[2]),
             region_name=_hip_name(call) if call else None, correlation_id=k.correlation_id))
+    for m in sc.memsets:
+        if m.pid not in pids:
+            continue
+        agent = ids.agents.gpu_by_device[m.device]
+        call = calls.get(m.correlation_id)
+        fill = Kernel(pid=m.pid, device=m.device, stream=m.stream, start=m.start, end=m.end,
+                      name=FILL_KERNEL, registers_per_thread=16)
+        work_items = max(256, -(-m.bytes // 16) // 256 * 256)
+        out.append(DispatchRec(
+            pid=m.pid, tid=call.tid if call else main_tid.get(m.pid, m.pid), agent_id=agent,
+            kernel_id=ids.symbol(fill, agent), queue_id=ids.queue(agent, m.stream), stream_id=m.stream,
+            start=m.start, end=m.end, private_segment_size=0, group_segment_size=0, workgroup=(256, 1, 1),
+            grid=(work_items, 1, 1), region_name=_hip_name(call) if call else None,
+            correlation_id=m.correlation_id))
     return out
 
 

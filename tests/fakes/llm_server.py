@@ -1,10 +1,12 @@
-"""A scripted fake of the OpenAI Chat Completions and Anthropic Messages APIs on 127.0.0.1.
+"""A scripted fake of the OpenAI Chat Completions, Anthropic Messages and Gemini generateContent APIs.
 
 The real SDKs (and instructor on top of them) talk HTTP to it, so requests are serialised and
 responses parsed exactly as in production. Each POST pops the next scripted reply; every request
 body is recorded for assertions. Replies are built with the helpers below in the wire shape of
-each API. The server binds a random port, serves in a daemon thread and is shut down by `close()`
-(or the context manager); a missing script entry answers 500 so a test can never hang.
+each API (Gemini: `models/{model}:generateContent` and `:countTokens`; Anthropic also
+`/v1/messages/count_tokens`). The server binds 127.0.0.1 on a random port, serves in a daemon
+thread and is shut down by `close()` (or the context manager); a missing script entry answers
+500 so a test can never hang.
 """
 
 from __future__ import annotations
@@ -154,3 +156,51 @@ def error(status: int, message: str = "fake error", retry_after_ms: int | None =
     """An API error reply (429 / 5xx are retried by the SDKs; retry-after-ms keeps tests fast)."""
     headers = {"retry-after-ms": str(retry_after_ms)} if retry_after_ms is not None else {}
     return Reply({"error": {"type": "error", "message": message}}, status, headers)
+
+
+def anthropic_count(tokens: int) -> Reply:
+    """A `/v1/messages/count_tokens` reply."""
+    return Reply({"input_tokens": tokens})
+
+
+# ---- Gemini generateContent wire shapes (models/{model}:generateContent) ----
+
+_G_USAGE = {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
+
+
+def _gemini(parts: list[dict[str, Any]], finish: str = "STOP") -> Reply:
+    return Reply({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish,
+                                  "index": 0}],
+                  "usageMetadata": _G_USAGE, "modelVersion": "fake", "responseId": "resp-1"})
+
+
+def gemini_function_calls(*calls: tuple[str | None, str, dict[str, Any]], text: str = "") -> Reply:
+    """A model turn with functionCall parts: (call id or None, function name, args)."""
+    parts: list[dict[str, Any]] = [{"text": text}] if text else []
+    for cid, name, args in calls:
+        call: dict[str, Any] = {"name": name, "args": args}
+        if cid is not None:
+            call["id"] = cid
+        parts.append({"functionCall": call})
+    return _gemini(parts)
+
+
+def gemini_text(text: str) -> Reply:
+    """A model turn with text only."""
+    return _gemini([{"text": text}])
+
+
+def gemini_answer(answer: dict[str, Any], name: str = "LlmAnswer") -> Reply:
+    """The final structured answer as instructor's GenAI TOOLS mode expects it (a forced function call)."""
+    return _gemini([{"functionCall": {"name": name, "args": answer}}])
+
+
+def gemini_count(tokens: int) -> Reply:
+    """A `models/{model}:countTokens` reply."""
+    return Reply({"totalTokens": tokens})
+
+
+def gemini_error(status: int, message: str = "fake error") -> Reply:
+    """A Google API error body (429 RESOURCE_EXHAUSTED, 5xx INTERNAL/UNAVAILABLE are retried)."""
+    names = {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 400: "INVALID_ARGUMENT"}
+    return Reply({"error": {"code": status, "message": message, "status": names.get(status, "UNKNOWN")}}, status)

@@ -1,6 +1,6 @@
 -- relation: kernels
 -- requires: rocpd_kernel_dispatch(id, guid, pid, agent_id, kernel_id, queue_id, stream_id, start, end, private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id), rocpd_info_kernel_symbol(id, guid, display_name, group_segment_size, sgpr_count, arch_vgpr_count), rocpd_info_agent(id, guid, type_index), rocpd_event(id, guid, correlation_id)
--- description: kernel dispatches with their symbol; HIP work-item grids divided by the workgroup size
+-- description: kernel dispatches with their symbol; HIP work-item grids divided by the workgroup size. ROCm's fill kernels (__amd_rocclr_fill*, how hipMemset runs) are memsets and left to memsets.sql.
 -- device = the agent's type_index (GPU number among GPU agents, the HIP device number).
 -- name_id = the smallest symbol id carrying the same display name: the loader registers one symbol
 -- per kernel per agent's code object, so symbol ids alone would split one kernel into several.
@@ -37,3 +37,4 @@ FROM rocpd_kernel_dispatch k
 JOIN rocpd_info_agent a ON a.id = k.agent_id AND a.guid = k.guid
 LEFT JOIN sym s ON s.id = k.kernel_id AND s.guid = k.guid
 LEFT JOIN rocpd_event e ON e.id = k.event_id AND e.guid = k.guid
+WHERE coalesce(s.display_name, '') NOT GLOB '__amd_rocclr_fill*'

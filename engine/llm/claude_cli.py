@@ -1,0 +1,106 @@
+"""The `claude` command-line fallback: one single-shot `claude -p` call, no tools.
+
+Used when no API key is set but the Claude Code client is on PATH (see engine.llm.providers). The
+pre-seeded prompt (system prompt, the redacted context, the final-answer instruction and the JSON
+Schema of `LlmAnswer`) goes to the client on stdin, never in argv (process lists are world-readable);
+`--output-format json` wraps the reply in a JSON envelope whose `result` is the model's text, from
+which the one JSON object is read and validated by the same pydantic model as the SDK path. No tool
+calls, so the model works from the pre-seeded context only, and new hypotheses (which must cite a
+tool call) are always dropped by the re-checks. `--max-turns 1` stops the client from running an
+agent loop; it runs in an empty temporary directory so it sees no project files. Anything that goes
+wrong (not found, non-zero exit, timeout, no JSON, invalid answer) raises `ClaudeCliError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from typing import Any
+
+from pydantic import ValidationError
+
+from engine.llm.agent import JsonlLog, Usage
+from engine.llm.context import FINAL_INSTRUCTION
+from engine.llm.output import LlmAnswer
+from engine.llm.providers import LlmSettings, Target
+
+CLI_INSTRUCTION = """\
+No tools are available in this call: answer from the data above only. Reply with exactly one JSON \
+object that validates against the JSON Schema below: no prose, no code fences.
+<answer-schema>
+{schema}
+</answer-schema>"""
+
+
+class ClaudeCliError(RuntimeError):
+    """The `claude` client failed or its answer was unusable."""
+
+
+def cli_prompt(system: str, user: str) -> str:
+    """The whole single-shot prompt sent on stdin."""
+    schema = json.dumps(LlmAnswer.model_json_schema(), separators=(",", ":"))
+    return "\n\n".join([system, user, FINAL_INSTRUCTION, CLI_INSTRUCTION.format(schema=schema)])
+
+
+def cli_argv(target: Target) -> list[str]:
+    """The command line (the prompt itself goes on stdin)."""
+    argv = [target.cli or "claude", "-p", "--output-format", "json", "--max-turns", "1"]
+    if target.model and target.model != "default":
+        argv += ["--model", target.model]
+    return argv
+
+
+def _json_object(text: str) -> str:
+    """The JSON object inside `text` (code fences and surrounding prose tolerated)."""
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        raise ClaudeCliError(f"the reply contains no JSON object: {text[:200]!r}")
+    return text[start:end + 1]
+
+
+def parse_reply(stdout: str, usage: Usage) -> LlmAnswer:
+    """Validate the client's stdout: the JSON envelope's `result`, or the bare answer."""
+    text = stdout.strip()
+    try:
+        envelope: Any = json.loads(text)
+    except ValueError:
+        envelope = None
+    if isinstance(envelope, dict) and "result" in envelope:
+        if envelope.get("is_error"):
+            raise ClaudeCliError(f"the client reported an error: {str(envelope.get('result'))[:300]}")
+        u = envelope.get("usage") or {}
+        usage.input_tokens += int(u.get("input_tokens") or 0)
+        usage.output_tokens += int(u.get("output_tokens") or 0)
+        text = str(envelope["result"])
+    try:
+        return LlmAnswer.model_validate_json(_json_object(text))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first.get("loc", ()))) or "answer"
+        raise ClaudeCliError(f"invalid answer ({exc.error_count()} error(s); {where}: {first.get('msg')})") from exc
+
+
+def run_claude_cli(target: Target, settings: LlmSettings, system: str, user: str, log: JsonlLog,
+                   usage: Usage) -> LlmAnswer:
+    """One `claude -p` call; the validated answer or ClaudeCliError."""
+    argv = cli_argv(target)
+    prompt = cli_prompt(system, user)
+    log.write({"kind": "request", "command": argv[1:], "stdin": prompt})
+    with tempfile.TemporaryDirectory(prefix="pa-claude-") as cwd:
+        try:
+            proc = subprocess.run(argv, input=prompt, capture_output=True, text=True, cwd=cwd,
+                                  timeout=settings.timeout_s, env=dict(os.environ), check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise ClaudeCliError(f"`claude` timed out after {settings.timeout_s:g} s") from exc
+        except OSError as exc:
+            raise ClaudeCliError(f"`claude` could not be run: {exc}") from exc
+    log.write({"kind": "response", "exit_code": proc.returncode, "stdout": proc.stdout,
+               "stderr": proc.stderr[-2000:]})
+    usage.turns += 1
+    if proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise ClaudeCliError(f"`claude` exited with code {proc.returncode}"
+                             + (f": {detail[-1][:300]}" if detail else ""))
+    return parse_reply(proc.stdout, usage)
