@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from engine.errors import PaError, UserError
+from engine.llm.cli_options import COMPARE_OPTIONS, llm_cli_options_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,14 +60,20 @@ def _load(path: Path, max_phases: int) -> Any:
               help="Most phases per capture (1 disables phase detection).")
 @click.option("--no-rules", is_flag=True, help="Do not run the rules (no hypothesis comparison).")
 @click.option("--no-llm", is_flag=True, help="Deterministic narrative only: no LLM explanation.")
+@click.option("--model", default=None, help="LLM model for the explanation (as `pa analyze --model`).")
+@click.option("--base-url", default=None, help="LLM endpoint (as `pa analyze --base-url`).")
+@llm_cli_options_for(*COMPARE_OPTIONS)
 @click.option("--templates", "templates_dir", type=click.Path(path_type=Path), default=None,
               help="Directory of site templates (compare.txt.j2, compare.md.j2, compare.html.j2).")
 @_one_line_errors
 def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_json: bool, noise_floor: float,
-            max_phases: int, no_rules: bool, no_llm: bool, templates_dir: Path | None) -> None:
+            max_phases: int, no_rules: bool, no_llm: bool, model: str | None, base_url: str | None,
+            llm_extra: dict[str, Any], templates_dir: Path | None) -> None:
     """Compare BEFORE with AFTER: what got faster or slower, and which findings went away.
 
-    Output is validated against schemas/compare.schema.json before it is rendered.
+    Output is validated against schemas/compare.schema.json before it is rendered. With an LLM
+    configured (as for `pa analyze`), one validated call explains the differences from the
+    comparison's numbers only; numbers it cites that the comparison lacks are flagged.
     """
     from engine.cli_analyze import _write_atomically, choose_format, output_path
     from engine.compare import compare as do_compare
@@ -84,10 +91,9 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
         hb, ha = evaluate(sb, rules).hypotheses, evaluate(sa, rules).hypotheses
     result = do_compare(sb, sa, noise_floor, hb, ha)
     # ---- HOOK (issue 7): one validated LLM call explaining the diff's numbers, or the reason why not.
-    llm, reason = explain(result, enabled=not no_llm)
+    llm, reason = explain(result, enabled=not no_llm,
+                          options={"model": model, "base_url": base_url, **llm_extra})
     result.llm, result.llm_reason = llm, reason
-    if llm is not None and llm.ungrounded_numbers:
-        result.warnings.append(f"llm: numbers not found in the comparison: {', '.join(llm.ungrounded_numbers)}")
     text = render_comparison(validate_comparison(result), fmt, templates_dir=templates_dir)
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))

@@ -190,7 +190,7 @@ def test_llm_hook_explanation_is_checked_and_rendered(pair: tuple, monkeypatch: 
     pb, pa, _, _ = pair
     calls: list[dict] = []
 
-    def explain_comparison(doc: dict) -> LlmExplanation:
+    def explain_comparison(doc: dict, options: dict | None = None) -> LlmExplanation:
         calls.append(doc)
         return LlmExplanation(text="Phase stencil3d_kernel got 54.8 % shorter; 12345 is invented.",
                               provider="fake", model="m1")

@@ -58,3 +58,45 @@ def test_html_report_renders_in_chromium(tmp_path: Path) -> None:
     assert shot.returncode == 0, shot.stderr[-2000:]
     assert png.is_file() and png.stat().st_size > 10_000
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary")
+def test_compare_html_renders_in_chromium(tmp_path: Path) -> None:
+    from engine.compare import compare
+    from engine.compare.model import LlmExplanation
+    from engine.compare.render import render_comparison
+    from engine.compare.schema import validate_comparison
+    from engine.metrics.summarize import summarize
+    from engine.phases.synth import MS, phased, write
+
+    a, b, c = {"gemm_tn_kernel": 1.0}, {"stencil3d_kernel": 0.7, "reduce_sum_kernel": 0.3}, {"axpy_kernel": 1.0}
+    sb, _ = phased([(150 * MS, a, 0.9), (130 * MS, b, 0.9), (120 * MS, c, 0.9)], seed=0)
+    sa, _ = phased([(150 * MS, a, 0.9), (60 * MS, b, 0.9), (120 * MS, c, 0.9)], seed=0)
+    cmp = compare(summarize(write(sb, tmp_path / "before.sqlite")), summarize(write(sa, tmp_path / "after.sqlite")))
+    cmp.llm = LlmExplanation(text="Phase stencil3d_kernel got shorter.", provider="fake", model="m",
+                             key_differences=["K1"])
+    doc = validate_comparison(cmp)
+    page = tmp_path / "compare.html"
+    page.write_text(render_comparison(doc, "html"), encoding="utf-8")
+    url = page.as_uri()
+
+    dom = _chromium(tmp_path / "p1", "--dump-dom", url)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    console = [ln for ln in dom.stderr.splitlines() if re.search(r"CONSOLE[(:]", ln)]
+    assert console == [], console
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom.stdout))
+    assert "Key differences" in text and "Explanation" in text and "Phase stencil3d_kernel got shorter." in text
+    keys = doc["key_differences"]
+    assert keys and keys[0]["phase"] == "stencil3d_kernel"
+    for k in keys[:15]:                     # every shown key difference is in the page, with its id
+        assert re.search(rf'<tr id="{k["id"]}"><td class="n">{k["id"]}</td><td>{re.escape(k["what"])}</td>',
+                         dom.stdout), k
+    assert doc["narrative"][0] in text
+    assert len(re.findall(r'class="bar bar-(?:faster|slower)"', dom.stdout)) == min(len(keys), 15)
+    assert '<a href="#K1">K1</a>' in dom.stdout
+
+    png = tmp_path / "compare.png"
+    shot = _chromium(tmp_path / "p2", f"--screenshot={png}", "--window-size=1280,2000", url)
+    assert shot.returncode == 0, shot.stderr[-2000:]
+    assert png.is_file() and png.stat().st_size > 10_000
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,8 +1,11 @@
 """Rule cases as data: tests/rule_cases/<RULE-ID>.yaml, run on generated profiles by one test.
 
-A case names either a single-profile `scenario` (engine.synth.scenarios, in each of `formats`) or a
+A case names either a single-profile `scenario` (engine.synth.scenarios, in each of `formats`), a
 multi-rank `rank_set` (engine.ranks.synth kinds, 8 ranks, nsys): the rules then run on the primary
-rank's summary with the cross-rank facts, as `pa analyze DIR` does.
+rank's summary with the cross-rank facts, as `pa analyze DIR` does; or a planted-phase profile
+`phased` (engine.phases.synth.phased, nsys): a list of `[duration_ms, {kernel: weight}, busy]`
+phases, with optional `markers` (one label per phase) and `seed`. A case may name the `phase` whose
+outcome it checks (default: the rule fires in some phase / stays silent in every phase).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import pytest
 import yaml
 
 from engine.metrics.summarize import summarize
+from engine.phases.synth import MS, phased, write
 from engine.ranks import cross_rank, summarize_ranks
 from engine.ranks.synth import KINDS, write_rank_set
 from engine.rules.accuracy import generate_profile
@@ -30,7 +34,8 @@ def _cases() -> list[Any]:
         data = yaml.safe_load(f.read_text())
         assert data["rule"] == f.stem, f"{f.name}: rule id differs from the file name"
         for i, case in enumerate(data["cases"]):
-            name = case.get("scenario") or f"ranks:{case['rank_set']}"
+            name = case.get("scenario") or (f"ranks:{case['rank_set']}" if "rank_set" in case
+                                            else f"phased:{case.get('name', i)}")
             for fmt in case.get("formats", ["nsys"]):
                 out.append(pytest.param(data["rule"], case, fmt, id=f"{f.stem}-{i}-{name}-{fmt}"))
     return out
@@ -59,14 +64,24 @@ def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, profiles: Path,
         cr = cross_rank(ranks)
         primary = next(r.summary for r in ranks.ranks if r.rank == cr.primary_rank)
         result = evaluate(primary, rs, extra_facts=cr.facts())
+    elif "phased" in case:
+        phases = [(int(ms * MS), dict(mix), float(busy)) for ms, mix, busy in case["phased"]]
+        scen, _ = phased(phases, seed=case.get("seed", 0), markers=case.get("markers"))
+        result = evaluate(summarize(write(scen, tmp_path / "phased.sqlite")), rs)
     else:
         assert case["scenario"] in ALL_SCENARIOS
         result = evaluate(summarize(generate_profile(case["scenario"], fmt, profiles)), rs)
-    outcome = next(o for o in result.outcomes if o.rule_id == rule_id)
-    hyp = next((h for h in result.hypotheses if h.rule_id == rule_id), None)
+    outcomes = [o for o in result.outcomes if o.rule_id == rule_id]
+    hyps = [h for h in result.hypotheses if h.rule_id == rule_id]
+    if "phase" in case:
+        outcomes = [o for o in outcomes if o.phase == case["phase"]]
+        hyps = [h for h in hyps if h.phase == case["phase"]]
+        assert outcomes, f"no outcome of {rule_id} in phase {case['phase']!r}"
+    outcome = next((o for o in outcomes if o.status == "fired"), outcomes[0])
+    hyp = hyps[0] if hyps else None
     expect = case["expect"]
     if expect == "silent":
-        assert outcome.status == "silent", (outcome, hyp)
+        assert all(o.status == "silent" for o in outcomes), (outcomes, hyp)
         assert hyp is None
     elif expect == "skipped":
         assert outcome.status == "skipped" and outcome.reason, outcome

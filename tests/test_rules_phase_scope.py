@@ -20,6 +20,8 @@ SPARSE = {"pack_kernel": 1.0}
 PACK = {
     "pack": "phases",
     "description": "a phase-scoped site rule",
+    # the built-in GPU-PHASE-001 fires on the same phase and would claim its idle time first
+    "disable": ["GPU-PHASE-001"],
     "hypotheses": [{
         "id": "SITE-PHASE-001",
         "title": "GPU mostly idle in phase {{ phase.label }}",
@@ -88,3 +90,19 @@ def test_report_carries_the_phase(profile: Path, pack: Path) -> None:
                                   "--rules", str(pack)])
     assert r.exit_code == 0, r.output
     assert all(h["rule_id"] != "SITE-PHASE-001" for h in json.loads(r.output)["hypotheses"])
+
+
+def test_builtin_host_bound_phase_rule(profile: Path) -> None:
+    """GPU-PHASE-001 (rules/phase.yaml) fires in the sparse marker phase only, with the phase's numbers."""
+    s = summarize(profile)
+    res = evaluate(s, load_ruleset())
+    outs = {o.phase: o.status for o in res.outcomes if o.rule_id == "GPU-PHASE-001"}
+    assert outs == {"setup": "silent", "exchange": "fired", "compute": "silent"}
+    (h,) = [h for h in res.hypotheses if h.rule_id == "GPU-PHASE-001"]
+    assert h.phase == "exchange" and h.bucket == "idle"
+    ph = next(p for p in s.phases or [] if p.label == "exchange")
+    values = {v.name: v.value for v in h.evidence[0].values}
+    assert values["phase_util"] == pytest.approx(ph.utilization_pct / 100, rel=1e-6)
+    assert values["phase_rest_util"] > 0.9 and h.runtime_fraction_pct is not None
+    # the claim: idle beyond the rest of the run's rate, never more than the phase's own idle time
+    assert 0 < h.runtime_fraction_pct <= 100 * ph.idle_ns / s.span_ns

@@ -133,7 +133,7 @@ def key_differences(ov: list[Change], kernels: list[KernelChange], phases: list[
     def add(c: Change, phase: str | None) -> None:
         if c.unit == "ns" and c.significant and c.delta is not None and abs(c.delta) >= min_ns \
                 and c.before is not None and c.after is not None:
-            out.append(KeyDifference(what=c.metric, kind=_KIND.get(c.metric, "overall"), phase=phase,
+            out.append(KeyDifference(id="", what=c.metric, kind=_KIND.get(c.metric, "overall"), phase=phase,
                                      before_ns=int(c.before), after_ns=int(c.after), delta_ns=int(c.delta),
                                      delta_pct=c.delta_pct))
     for c in ov:
@@ -143,11 +143,11 @@ def key_differences(ov: list[Change], kernels: list[KernelChange], phases: list[
             add(c, pc.phase)
     for k in kernels:
         if k.status != "unchanged" and abs(k.delta_ns) >= min_ns:
-            out.append(KeyDifference(what=f"{k.status} kernel {k.name}" if k.status in ("new", "vanished")
+            out.append(KeyDifference(id="", what=f"{k.status} kernel {k.name}" if k.status in ("new", "vanished")
                                      else f"kernel {k.name}", kind="kernel", before_ns=k.before_ns,
                                      after_ns=k.after_ns, delta_ns=k.delta_ns, delta_pct=k.delta_pct))
     out.sort(key=lambda d: (-abs(d.delta_ns), d.phase or "", d.what))
-    return out
+    return [d.model_copy(update={"id": f"K{n}"}) for n, d in enumerate(out, start=1)]
 
 
 def hypothesis_changes(before: Sequence[Hypothesis], after: Sequence[Hypothesis],

@@ -1,41 +1,47 @@
-"""HOOK (issue 7, for the LLM engineer): one validated LLM call that explains a comparison.
+"""The LLM explanation of a comparison: one validated call, then the engine's re-checks.
 
-`pa compare` calls `explain(comparison, enabled)` once, after the deterministic diff and narrative.
-Until `engine.llm.compare.explain_comparison` exists this returns (None, reason) and the output
-keeps only the deterministic narrative, saying why.
+`pa compare` calls `explain(comparison, enabled, options)` once, after the deterministic diff and
+narrative. It returns (None, reason) when there is nothing to explain, the LLM is off or not
+configured, or the call failed; the output then keeps only the deterministic narrative, saying why.
 
-Contract for `engine.llm.compare.explain_comparison(doc: dict) -> LlmExplanation | str | None`:
+Contract of `engine.llm.compare.explain_comparison(doc, options=None) -> LlmExplanation | str | None`:
 
 - input: the validated comparison document (`Comparison.model_dump(mode="json")`), nothing else:
   no profile access, no tools; the explanation may use only the numbers in that document;
-- exactly one model call, its answer validated by pydantic (LlmExplanation);
+- exactly one model call, its answer validated by pydantic;
 - return a str to say why it stayed deterministic (no key, failure), None when not configured.
 
-The engine re-checks the answer here (`ungrounded`): every number of the text must match a number
-of the comparison (as given, in ms for ns fields, or as a percentage), else it is flagged in
-`LlmExplanation.ungrounded_numbers` and a warning.
+The engine re-checks the answer here:
+- `ungrounded`: every number of the text must match a number of the comparison, as given, as
+  shown to the model (rounded to 1 and 3 decimals; ns in ms to 3 decimals), or in ms / µs / s for
+  ns fields (any value / 1e6, 1e3, 1e9), within the tolerance of
+  `engine.llm.output.grounded` (1 % relative), signs ignored, integers 0..16 not checked; the others
+  are flagged in `LlmExplanation.ungrounded_numbers` and a warning (the text is kept);
+- key-difference ids the text claims to discuss must exist (K1, ...); unknown ones are dropped with
+  a warning.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from engine.compare.model import Comparison, LlmExplanation
-
-_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
 
 
 def _numbers(node: Any) -> Iterator[float]:
     if isinstance(node, bool):
         return
     if isinstance(node, (int, float)):
-        yield float(node)
-        yield float(node) / 1e6            # ns shown in ms
-        yield float(node) / 1e3            # ns shown in µs
-        yield float(node) / 1e9            # ns shown in s
+        v = float(node)
+        yield v
+        yield round(v, 1)                  # percentages as shown to the model
+        yield round(v, 3)
+        yield v / 1e6                      # ns shown in ms
+        yield round(v / 1e6, 3)            # ... as shown to the model
+        yield v / 1e3                      # ns shown in µs
+        yield v / 1e9                      # ns shown in s
     elif isinstance(node, dict):
         for v in node.values():
             yield from _numbers(v)
@@ -44,21 +50,21 @@ def _numbers(node: Any) -> Iterator[float]:
             yield from _numbers(v)
 
 
-def ungrounded(text: str, doc: dict[str, Any], rel: float = 0.01) -> list[str]:
-    """Numbers in `text` that match no number of `doc` within `rel` (or its rounding), in text order."""
-    known = sorted({abs(x) for x in _numbers(doc)})
-    out = []
-    for tok in _NUMBER.findall(text):
-        v = abs(float(tok.replace(",", "")))
-        digits = len(tok.split(".")[1]) if "." in tok else 0
-        tol = max(rel * v, 0.5 * 10 ** -digits)
-        if not any(abs(v - k) <= tol for k in known):
-            out.append(tok)
-    return out
+def numbers(doc: Any) -> list[float]:
+    """Every number of a comparison document, also as ms / µs / s (the facts of the grounding check)."""
+    return sorted(set(_numbers(doc)))
 
 
-def explain(c: Comparison, enabled: bool) -> tuple[LlmExplanation | None, str | None]:
-    """HOOK: the LLM explanation of `c`, or (None, reason)."""
+def ungrounded(text: str, doc: Any) -> list[str]:
+    """Numbers in `text` that match no number of `doc` (module docs), in text order."""
+    from engine.llm.output import ungrounded_numbers
+
+    return ungrounded_numbers(text, numbers(doc), magnitude=True)
+
+
+def explain(c: Comparison, enabled: bool,
+            options: dict[str, Any] | None = None) -> tuple[LlmExplanation | None, str | None]:
+    """The LLM explanation of `c`, or (None, reason); re-check warnings go to `c.warnings` (`llm: ...`)."""
     if not enabled:
         return None, "--no-llm given"
     if c.identical or c.within_noise:
@@ -71,8 +77,16 @@ def explain(c: Comparison, enabled: bool) -> tuple[LlmExplanation | None, str | 
     if not callable(fn):
         return None, "LLM explanation of comparisons not available in this version of pa"
     doc = c.model_dump(mode="json")
-    answer = fn(doc)
+    answer = fn(doc) if options is None else fn(doc, options=options)
     if answer is None or isinstance(answer, str):
         return None, answer or "LLM explanation skipped (no API key or provider configured)"
     answer = LlmExplanation.model_validate(answer.model_dump() if hasattr(answer, "model_dump") else answer)
-    return answer.model_copy(update={"ungrounded_numbers": ungrounded(answer.text, doc)}), None
+    known = {k.id for k in c.key_differences}
+    unknown = [i for i in answer.key_differences if i not in known]
+    if unknown:
+        c.warnings.append(f"llm: unknown key-difference ids dropped: {', '.join(unknown)}")
+    ids = list(dict.fromkeys(i for i in answer.key_differences if i in known))
+    loose = ungrounded(answer.text, doc)
+    if loose:
+        c.warnings.append(f"llm: numbers not found in the comparison: {', '.join(loose)}")
+    return answer.model_copy(update={"ungrounded_numbers": loose, "key_differences": ids}), None

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-COMPARISON_SCHEMA_VERSION = "1.1"
+COMPARISON_SCHEMA_VERSION = "1.2"
 
 
 class _Model(BaseModel):
@@ -46,6 +46,7 @@ class KernelChange(_Model):
 class KeyDifference(_Model):
     """A significant time change, ordered by |delta_ns| in key_differences."""
 
+    id: str = Field(description="K1, K2, ... in this order (the LLM explanation cites these ids)")
     what: str
     kind: str = Field(description="overall, kernel, copy, sync, mpi or idle")
     phase: str | None = None
@@ -88,6 +89,9 @@ class LlmExplanation(_Model):
     text: str = Field(description="the model's explanation; every number must come from this comparison")
     provider: str | None = None
     model: str | None = None
+    key_differences: list[str] = Field(
+        default_factory=list, description="ids of the key differences (K1, ...) the text discusses; unknown ids "
+                                          "are dropped by the engine")
     ungrounded_numbers: list[str] = Field(
         default_factory=list, description="numbers in the text that match no number of the comparison (flagged)")
 

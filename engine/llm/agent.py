@@ -26,14 +26,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
+from pydantic import BaseModel
 
 from engine.llm.context import FINAL_INSTRUCTION, WRAP_UP
 from engine.llm.output import LlmAnswer
 from engine.llm.providers import LlmSettings, Target
 from engine.llm.tools import TOOL_SPECS, ToolBox
+
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass
@@ -146,10 +149,11 @@ class OpenAIAdapter:
         if note:
             self.messages.append({"role": "user", "content": note})
 
-    def final(self, system: str, user: str, retries: int, usage: Usage) -> LlmAnswer:
-        """The forced final turn: validated structured output, no tools."""
+    def final(self, system: str, user: str, retries: int, usage: Usage,
+              response_model: type[M] = LlmAnswer) -> M:  # type: ignore[assignment]
+        """The forced final turn: validated structured output (`response_model`), no tools."""
         answer, completion = self.instructor.create_with_completion(
-            model=self.target.model, response_model=LlmAnswer, max_retries=retries,
+            model=self.target.model, response_model=response_model, max_retries=retries,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
         u = getattr(completion, "usage", None)
         if u is not None:
@@ -210,10 +214,11 @@ class AnthropicAdapter:
             content.append({"type": "text", "text": note})
         self.messages.append({"role": "user", "content": content})
 
-    def final(self, system: str, user: str, retries: int, usage: Usage) -> LlmAnswer:
-        """The forced final turn: validated structured output, no tools."""
+    def final(self, system: str, user: str, retries: int, usage: Usage,
+              response_model: type[M] = LlmAnswer) -> M:  # type: ignore[assignment]
+        """The forced final turn: validated structured output (`response_model`), no tools."""
         answer, completion = self.instructor.create_with_completion(
-            model=self.target.model, response_model=LlmAnswer, max_retries=retries, system=system,
+            model=self.target.model, response_model=response_model, max_retries=retries, system=system,
             max_tokens=self.max_tokens, messages=[{"role": "user", "content": user}])
         u = getattr(completion, "usage", None)
         if u is not None:
@@ -312,10 +317,11 @@ class GeminiAdapter:
             parts.append(t.Part.from_text(text=note))
         self.contents.append(t.Content(role="user", parts=parts))
 
-    def final(self, system: str, user: str, retries: int, usage: Usage) -> LlmAnswer:
+    def final(self, system: str, user: str, retries: int, usage: Usage,
+              response_model: type[M] = LlmAnswer) -> M:  # type: ignore[assignment]
         """The forced final turn: validated structured output (a forced function call), no tools."""
         answer, completion = self.instructor.create_with_completion(
-            model=self.target.model, response_model=LlmAnswer, max_retries=retries,
+            model=self.target.model, response_model=response_model, max_retries=retries,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
         self._usage(completion, usage)
         return answer
@@ -369,7 +375,7 @@ def converse(adapter: Adapter, system: str, user: str, tools: ToolBox, settings:
     if exchange:
         final_user += "\n<tool-exchange>\n" + "\n".join(exchange) + "\n</tool-exchange>"
     final_user += "\n" + FINAL_INSTRUCTION
-    answer = adapter.final(system, final_user, settings.validation_retries, usage)
+    answer = adapter.final(system, final_user, settings.validation_retries, usage, LlmAnswer)
     usage.turns += 1
     transcript({"turn": usage.turns, "role": "final", "answer": answer.model_dump()})
     return answer

@@ -17,14 +17,16 @@ import json
 import os
 import subprocess
 import tempfile
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from engine.llm.agent import JsonlLog, Usage
 from engine.llm.context import FINAL_INSTRUCTION
 from engine.llm.output import LlmAnswer
 from engine.llm.providers import LlmSettings, Target
+
+M = TypeVar("M", bound=BaseModel)
 
 CLI_INSTRUCTION = """\
 No tools are available in this call: answer from the data above only. Reply with exactly one JSON \
@@ -38,10 +40,11 @@ class ClaudeCliError(RuntimeError):
     """The `claude` client failed or its answer was unusable."""
 
 
-def cli_prompt(system: str, user: str) -> str:
+def cli_prompt(system: str, user: str, instruction: str = FINAL_INSTRUCTION,
+               response_model: type[BaseModel] = LlmAnswer) -> str:
     """The whole single-shot prompt sent on stdin."""
-    schema = json.dumps(LlmAnswer.model_json_schema(), separators=(",", ":"))
-    return "\n\n".join([system, user, FINAL_INSTRUCTION, CLI_INSTRUCTION.format(schema=schema)])
+    schema = json.dumps(response_model.model_json_schema(), separators=(",", ":"))
+    return "\n\n".join([system, user, instruction, CLI_INSTRUCTION.format(schema=schema)])
 
 
 def cli_argv(target: Target) -> list[str]:
@@ -60,7 +63,7 @@ def _json_object(text: str) -> str:
     return text[start:end + 1]
 
 
-def parse_reply(stdout: str, usage: Usage) -> LlmAnswer:
+def parse_reply(stdout: str, usage: Usage, response_model: type[M] = LlmAnswer) -> M:  # type: ignore[assignment]
     """Validate the client's stdout: the JSON envelope's `result`, or the bare answer."""
     text = stdout.strip()
     try:
@@ -75,7 +78,7 @@ def parse_reply(stdout: str, usage: Usage) -> LlmAnswer:
         usage.output_tokens += int(u.get("output_tokens") or 0)
         text = str(envelope["result"])
     try:
-        return LlmAnswer.model_validate_json(_json_object(text))
+        return response_model.model_validate_json(_json_object(text))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first.get("loc", ()))) or "answer"
@@ -83,10 +86,11 @@ def parse_reply(stdout: str, usage: Usage) -> LlmAnswer:
 
 
 def run_claude_cli(target: Target, settings: LlmSettings, system: str, user: str, log: JsonlLog,
-                   usage: Usage) -> LlmAnswer:
-    """One `claude -p` call; the validated answer or ClaudeCliError."""
+                   usage: Usage, response_model: type[M] = LlmAnswer,  # type: ignore[assignment]
+                   instruction: str = FINAL_INSTRUCTION) -> M:
+    """One `claude -p` call; the validated answer (`response_model`) or ClaudeCliError."""
     argv = cli_argv(target)
-    prompt = cli_prompt(system, user)
+    prompt = cli_prompt(system, user, instruction, response_model)
     log.write({"kind": "request", "command": argv[1:], "stdin": prompt})
     with tempfile.TemporaryDirectory(prefix="pa-claude-") as cwd:
         try:
@@ -103,4 +107,4 @@ def run_claude_cli(target: Target, settings: LlmSettings, system: str, user: str
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         raise ClaudeCliError(f"`claude` exited with code {proc.returncode}"
                              + (f": {detail[-1][:300]}" if detail else ""))
-    return parse_reply(proc.stdout, usage)
+    return parse_reply(proc.stdout, usage, response_model)

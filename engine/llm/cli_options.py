@@ -3,6 +3,8 @@
 `engine.cli_analyze` applies `@llm_cli_options` and passes `llm_extra` through `LlmOptions.extra`,
 so adding a stage option never touches the report engineer's CLI code. Importing this module is
 cheap: it imports click only, never an SDK. --model, --base-url and --no-llm stay in cli_analyze.
+`pa compare` takes the subset `COMPARE_OPTIONS` through `llm_cli_options_for` (one call, no tools,
+so no --max-turns, --transcript or --allow-app-knowledge).
 """
 
 from __future__ import annotations
@@ -43,9 +45,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
-def llm_cli_options(func: F) -> F:
-    """Add the LLM options to a click command; the command receives them as `llm_extra`."""
-    names = [dest for _, dest, _ in _OPTIONS]
+def _apply(func: F, options: list[tuple[str, str, dict[str, Any]]]) -> F:
+    names = [dest for _, dest, _ in options]
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -55,6 +56,23 @@ def llm_cli_options(func: F) -> F:
         return func(*args, **kwargs)
 
     cmd: Any = wrapper
-    for flag, dest, kw in reversed(_OPTIONS):
+    for flag, dest, kw in reversed(options):
         cmd = click.option(flag, dest, **kw)(cmd)
     return cmd
+
+
+def llm_cli_options(func: F) -> F:
+    """Add the LLM options to a click command; the command receives them as `llm_extra`."""
+    return _apply(func, _OPTIONS)
+
+
+COMPARE_OPTIONS = ("dry_run", "redact", "log", "yes", "require")
+
+
+def llm_cli_options_for(*dests: str) -> Callable[[F], F]:
+    """Add a subset of the LLM options (by destination name), e.g. for `pa compare` (one call, no tools)."""
+    chosen = [o for o in _OPTIONS if o[1] in dests]
+    missing = set(dests) - {o[1] for o in chosen}
+    if missing:
+        raise ValueError(f"unknown LLM options: {', '.join(sorted(missing))}")
+    return lambda func: _apply(func, chosen)

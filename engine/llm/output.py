@@ -104,12 +104,19 @@ def grounded(x: float, facts: list[float]) -> bool:
     return any(f == x or (f != 0 and abs(x - f) <= REL_TOL * abs(f)) for f in facts)
 
 
-def ungrounded_numbers(text: str, facts: list[float]) -> list[str]:
-    """Numbers written in `text` that match no fact (small integers are not checked)."""
+def ungrounded_numbers(text: str, facts: list[float], magnitude: bool = False) -> list[str]:
+    """Numbers written in `text` that match no fact (small integers are not checked).
+
+    With `magnitude`, signs are ignored on both sides ("fell by 70 ms" for a delta of −70 ms).
+    """
+    if magnitude:
+        facts = sorted({abs(f) for f in facts})
     bad = []
     for m in _NUMBER.finditer(text):
         tok = m.group(0)
         x = float(tok.replace(",", ""))
+        if magnitude:
+            x = abs(x)
         if x.is_integer() and 0 <= x <= 16:
             continue
         if not grounded(x, facts):

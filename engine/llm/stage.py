@@ -29,7 +29,7 @@ from engine.llm.context import (
     system_prompt,
     user_prompt,
 )
-from engine.llm.output import apply_answer, ungrounded_numbers
+from engine.llm.output import LlmAnswer, apply_answer, ungrounded_numbers
 from engine.llm.pricing import Estimate, estimate_run
 from engine.llm.providers import ENABLE_HINT, LlmSettings, Target, load_settings, resolve_target
 from engine.llm.redact import from_summary
@@ -153,7 +153,7 @@ def _run(summary: Any, rule_result: Any, settings: LlmSettings, target: Target, 
         from engine.llm.claude_cli import run_claude_cli
 
         try:
-            answer = run_claude_cli(target, settings, system, user, log, usage)
+            answer = run_claude_cli(target, settings, system, user, log, usage, LlmAnswer)
             transcript.write({"turn": usage.turns, "role": "final", "answer": answer.model_dump()})
         finally:
             transcript.close()

@@ -40,14 +40,16 @@ HOST_SET_KINDS = {"sync": ("sync",), "copy": ("memcpy", "memcpy_async", "memset"
 
 @dataclass
 class ApiCalls:
-    """The GPU-relevant host API calls, one fetch: columns are int64 arrays of equal length."""
+    """The GPU-relevant host API calls, one fetch: arrays of equal length in compact dtypes.
 
-    pid: np.ndarray
-    tid: np.ndarray
+    Threads are not kept: every host-side metric is a union over the threads of a process.
+    """
+
+    pid: np.ndarray           # int32
     start: np.ndarray
     end: np.ndarray
-    name_id: np.ndarray
-    kind: np.ndarray          # KIND_CODES value
+    name_id: np.ndarray       # int32
+    kind: np.ndarray          # int8, KIND_CODES value
     correlation_id: np.ndarray
     names: dict[int, str]     # name_id -> API name, for the ids present
     other_extent: tuple[int | None, int | None]  # min start, max end of the "other" calls
@@ -63,15 +65,14 @@ def fetch_api_calls(rel: Relations) -> ApiCalls:
     case = " ".join(f"WHEN '{k}' THEN {v}" for k, v in KIND_CODES.items())
     missing = np.iinfo(np.int64).min
     # Compact dtypes: rocpd files hold tens of millions of calls (pid/tid/name ids fit in 32 bits).
-    start, end, pid, tid, name_id, corr, kind = rel.fetch_columns(
+    start, end, pid, name_id, corr, kind = rel.fetch_columns(
         f"SELECT coalesce(start, {missing}), coalesce(\"end\", {missing}), coalesce(pid, -1), "
-        f"coalesce(tid, -1), coalesce(name_id, -1), coalesce(correlation_id, -1), CASE kind {case} ELSE 0 END "
+        f"coalesce(name_id, -1), coalesce(correlation_id, -1), CASE kind {case} ELSE 0 END "
         "FROM pa_api_calls WHERE kind <> 'other'",
-        (np.int64, np.int64, np.int64, np.int32, np.int64, np.int64, np.int8))
+        (np.int64, np.int64, np.int32, np.int32, np.int64, np.int8), chunk=1 << 16)
     ok = (start != missing) & (end != missing) & (end >= start)
     bad = int(len(ok) - np.count_nonzero(ok))
-    cols = {"start": start, "end": end, "pid": pid, "tid": tid, "name_id": name_id, "correlation_id": corr,
-            "kind_code": kind}
+    cols = {"start": start, "end": end, "pid": pid, "name_id": name_id, "correlation_id": corr, "kind_code": kind}
     if bad:
         cols = {k: v[ok] for k, v in cols.items()}
     ids = {int(i) for i in np.unique(cols["name_id"]).tolist()}
@@ -80,7 +81,7 @@ def fetch_api_calls(rel: Relations) -> ApiCalls:
     else:
         names = {}
     lo, hi = rel.query(f"SELECT min(start), max(\"end\") FROM pa_api_calls WHERE kind = 'other' AND {VALID}")[0]
-    return ApiCalls(cols["pid"], cols["tid"], cols["start"], cols["end"], cols["name_id"], cols["kind_code"],
+    return ApiCalls(cols["pid"], cols["start"], cols["end"], cols["name_id"], cols["kind_code"],
                     cols["correlation_id"], names, (lo, hi), bad)
 
 
@@ -130,7 +131,7 @@ def launch_summary(api: ApiCalls, kernels: Ops, kernel_corr: np.ndarray, gpu_ops
     api_time = int((call_end - call_start).sum()) if n_calls else 0
     # Join kernels to calls on (pid, correlation id) by sorted keys (kept as separate columns: rocpd
     # files can hold millions of launch calls).
-    ckey = (api.pid[li] << 32) | (api.correlation_id[li] & 0xFFFFFFFF)
+    ckey = (api.pid[li].astype(np.int64) << 32) | (api.correlation_id[li] & 0xFFFFFFFF)
     order = np.argsort(ckey, kind="stable")
     ckey_sorted = ckey[order]
     del ckey

@@ -151,17 +151,26 @@ def key_metrics(s: ProfileSummary) -> KeyMetrics:
     )
 
 
+def _pct_text(pct: float) -> str:
+    """A percentage that stays readable when small (0.03 % is not "0%")."""
+    return f"{pct:.0f}%" if pct >= 10 else (f"{pct:.1f}%" if pct >= 1 else f"{pct:.2g}%")
+
+
 def _headline(hyps: list[ReportHypothesis], skipped: int) -> Headline:
     if not hyps:
         text = "No bottleneck found by the rules"
         text += f"; {skipped} analyses could not be done (see below)." if skipped else "."
         return Headline(text=text)
     h = hyps[0]
-    share = f", {h.runtime_fraction_pct:.0f}% of the run" if h.runtime_fraction_pct is not None else ""
+    share = f", {_pct_text(h.runtime_fraction_pct)} of the run" if h.runtime_fraction_pct is not None else ""
+    if h.expected_impact == "low":
+        # A low-impact finding is not a "primary bottleneck": say that nothing dominates.
+        return Headline(text=f"No dominant bottleneck: the largest finding, {h.title} ({h.bottleneck_type}"
+                             f"{share}), has low expected impact; see the findings below.")
     if h.estimated_speedup_pct_upper is not None:
-        gain = f"fixing it gains at most {h.estimated_speedup_pct_upper:.0f}%"
+        gain = f"fixing it gains at most {_pct_text(h.estimated_speedup_pct_upper)}"
         if h.estimated_speedup_pct_lower is not None:
-            gain += f" (about {h.estimated_speedup_pct_lower:.0f}% if half of it is removed)"
+            gain += f" (about {_pct_text(h.estimated_speedup_pct_lower)} if half of it is removed)"
     else:
         gain = "the gain of fixing it cannot be bounded from this profile"
     return Headline(text=f"Primary bottleneck: {h.title} ({h.bottleneck_type}{share}); {gain}.",

@@ -75,6 +75,11 @@ def _coalesce(*a: Any) -> Any:
     return next((x for x in a if x is not None), None)
 
 
+def _present(x: Any) -> bool:
+    """True when a fact exists (is not None); never None itself, so it can guard other terms."""
+    return x is not None
+
+
 def _clamp(x: Any, lo: Any = 0.0, hi: Any = 1.0) -> Any:
     return None if x is None or lo is None or hi is None else min(max(x, lo), hi)
 
@@ -195,7 +200,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": _min, "max": _max, "abs": _abs, "coalesce": _coalesce, "clamp": _clamp,
     "safe_div": _safe_div, "pct": _pct, "count": _count, "sum_of": _sum_of, "max_of": _max_of,
     "min_of": _min_of, "top": _top, "first": _first, "select": _select, "select_match": _select_match,
-    "select_where": _select_where, "flatten": _flatten, "get": _get, "sqrt": _sqrt,
+    "select_where": _select_where, "flatten": _flatten, "get": _get, "sqrt": _sqrt, "present": _present,
 }
 FUNCTION_DOCS: dict[str, str] = {
     "min": "min(a, b, ...): smallest; null if any argument is null",
