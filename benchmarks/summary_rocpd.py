@@ -67,8 +67,8 @@ def main() -> int:
     print(f"floor (plain sqlite3 count of {args.regions} regions, {args.dispatches} dispatches, "
           f"{args.copies} copies): {floor:.2f} s")
     print(f"pa summary --json: {elapsed:.2f} s, peak RSS {peak_mb:.0f} MB")
-    print(f"ratio: {ratio:.2f}x the floor (target <= 3x); memory target <= 1024 MB: "
-          f"{'met' if ratio <= 3 and peak_mb <= 1024 else 'NOT met'}")
+    print(f"ratio: {ratio:.2f}x the floor (target <= 3x: {'met' if ratio <= 3 else 'NOT met'}); "
+          f"peak {peak_mb:.0f} MB (target <= 1024 MB: {'met' if peak_mb <= 1024 else 'NOT met'})")
     return 0
 
 

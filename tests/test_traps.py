@@ -219,3 +219,14 @@ def test_small_profile_keeps_integer_nanoseconds(tmp_path):
     ks = [Kernel(pid=100, device=0, stream=1, start=0, end=3, name="tiny")]
     s = _write(tmp_path, _tiny(ks))
     assert s.gpu.kernel_time_ns == 3 and isinstance(s.gpu.kernel_time_ns, int)
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("host_idle_gaps", "cpu_stall"),    # planted: long gaps with no GPU API call on the host
+    ("launch_bound", "launch"),         # planted: the GPU waits for the next launch call
+    ("sync_after_launch", "sync"),      # planted: a synchronize round trip after every launch
+])
+def test_largest_gaps_name_what_the_host_was_doing(tmp_path, name, expected):
+    s = _write(tmp_path, scenarios.ALL_SCENARIOS[name]())
+    largest = s.idle_gaps[0].largest
+    assert largest and largest[0].host_activity == expected, [(g.host_activity, g.host_cover_pct) for g in largest]

@@ -23,8 +23,8 @@ GAP_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
     (">100ms", 100_000_000, None),
 )
 LARGEST_GAPS = 10
-# A gap is attributed to a host activity when that activity covers at least half of it;
-# otherwise the host was not in any GPU API: a CPU-side stall.
+# A gap is attributed to a host activity when GPU API calls cover at least half of it (named by the
+# kind covering most); otherwise the host was mostly outside any GPU API: a CPU-side stall.
 HOST_COVER_THRESHOLD = 0.5
 
 
@@ -105,11 +105,11 @@ def stream_stats(kernels: Ops, copies: Ops, memsets: Ops, span_ns: int) -> list[
 
 
 def idle_gaps(act: DeviceActivity, span_start: int, span_end: int,
-              host: dict[str, iv.Merged]) -> DeviceGaps:
+              host: dict[str, tuple[np.ndarray, np.ndarray]]) -> DeviceGaps:
     """Gaps of the device's busy set inside its active window, with a histogram and the largest gaps.
 
-    `host` maps a host activity kind (sync, copy, launch, other_api) to the merged intervals of the
-    API calls of that kind on the threads of the processes using this device.
+    `host` maps a host activity kind (sync, copy, launch) to the (start, end) arrays of the API calls
+    of that kind on the threads of the processes using this device.
     """
     busy = act.busy
     g_start, g_end = iv.gaps(busy)
@@ -131,10 +131,17 @@ def idle_gaps(act: DeviceActivity, span_start: int, span_end: int,
         histogram=hist, largest=largest)
 
 
-def _classify_gap(device: int, lo: int, hi: int, span_start: int, host: dict[str, iv.Merged]) -> Gap:
+def _classify_gap(device: int, lo: int, hi: int, span_start: int,
+                  host: dict[str, tuple[np.ndarray, np.ndarray]]) -> Gap:
     length = hi - lo
-    cover = {kind: iv.coverage(merged, lo, hi) / length for kind, merged in host.items()} if length else {}
+    cover: dict[str, float] = {}
+    if length:
+        for kind, (starts, ends) in host.items():
+            inside = (starts < hi) & (ends > lo)   # only the calls overlapping this gap are merged
+            cover[kind] = iv.coverage(iv.merge(starts[inside], ends[inside]), lo, hi) / length
     best = max(cover, key=lambda k: cover[k], default=None)
-    label = best if best is not None and cover[best] >= HOST_COVER_THRESHOLD else "cpu_stall"
+    # The host was inside GPU API calls for most of the gap: name the call kind it spent most time
+    # in (a sync-after-launch round trip is part sync, part launch). Otherwise: a CPU-side stall.
+    label = best if best is not None and sum(cover.values()) >= HOST_COVER_THRESHOLD else "cpu_stall"
     return Gap(device=device, start_ns=lo - span_start, duration_ns=length, host_activity=label,
                host_cover_pct={k: round(100.0 * v, 3) for k, v in cover.items()})

@@ -285,14 +285,18 @@ def overhead_summary(rel: Relations, span_ns: int) -> OverheadSummary:
     return OverheadSummary(count=len(arr), total_ns=total, pct_of_span=_pct(total, span_ns))
 
 
-def host_activity_sets(api: ApiCalls, pids: set[int]) -> dict[str, iv.Merged]:
-    """Merged host API intervals by activity kind (sync, copy, launch) over the given processes.
+def host_activity_sets(api: ApiCalls, pids: set[int]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Host API intervals (start, end; not merged) by activity kind (sync, copy, launch) of the processes.
 
     Calls of kind "other" are not fetched (rocpd files hold tens of millions of HSA calls): a gap
-    that no sync, copy or launch call covers is a CPU-side stall, whatever else the host did.
+    that no sync, copy or launch call covers is a CPU-side stall, whatever else the host did. The
+    intervals are merged later, only where they overlap the gaps being classified.
     """
     if not pids:
         return {}
-    pm = np.isin(api.pid, np.array(sorted(pids), dtype=np.int64))
-    return {label: iv.merge(api.start[pm & api.of(*kinds)], api.end[pm & api.of(*kinds)])
-            for label, kinds in HOST_SET_KINDS.items()}
+    pm = np.isin(api.pid, np.array(sorted(pids), dtype=api.pid.dtype))
+    out = {}
+    for label, kinds in HOST_SET_KINDS.items():
+        m = pm & api.of(*kinds)
+        out[label] = (api.start[m], api.end[m])
+    return out

@@ -116,7 +116,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
     kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"), CONFIG_SQL)
-    copies, _ = _ops(rel, "copies", warnings)
+    copies, cx = _ops(rel, "copies", warnings, ("bytes",))
     memsets, _ = _ops(rel, "memsets", warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
     if api is not None and api.invalid:
@@ -213,11 +213,27 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
         phases=detect_phases(rel, int(span_start), int(span_end), max_phases,
                              kernels={"start": kernels.start, "end": kernels.end, "name_id": kx["name_id"],
                                       "device": kernels.device},
-                             names={i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()})
+                             names={i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
+                             prefetched=_prefetched_for_phases(rel, copies, cx, memsets, api))
         if span_start is not None and span_end is not None else None,
         skipped=skipped, warnings=warnings)
     _degraded_capture_checks(rel, summary, api)
     return summary
+
+
+def _prefetched_for_phases(rel: Relations, copies: Ops, cx: dict[str, np.ndarray], memsets: Ops,
+                           api: host_metrics.ApiCalls | None) -> dict[str, dict[str, np.ndarray]]:
+    """The arrays phase detection would otherwise fetch again (one pass per relation is the budget)."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    if rel.available("copies"):
+        out["copies"] = {"start": copies.start, "end": copies.end, "device": copies.device, "bytes": cx["bytes"]}
+    if rel.available("memsets"):
+        out["memsets"] = {"start": memsets.start, "end": memsets.end, "device": memsets.device,
+                          "bytes": np.zeros(len(memsets.start), dtype=np.int64)}
+    if api is not None:
+        m = api.of("sync")
+        out["sync"] = {"pid": api.pid[m].astype(np.int64), "start": api.start[m], "end": api.end[m]}
+    return out
 
 
 def _host_kind(c: CopyStats) -> str:

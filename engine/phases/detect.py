@@ -57,12 +57,14 @@ class Cut:
 
 def detect_phases(rel: Relations, span_start: int, span_end: int, max_phases: int = DEFAULT_MAX_PHASES,
                   windows: int = DEFAULT_WINDOWS, kernels: dict[str, np.ndarray] | None = None,
-                  names: dict[int, tuple[str, str | None]] | None = None) -> list[PhaseSummary] | None:
+                  names: dict[int, tuple[str, str | None]] | None = None,
+                  prefetched: dict[str, dict[str, np.ndarray]] | None = None) -> list[PhaseSummary] | None:
     """Phases of the profile, or None when there are no kernels to segment (nothing to say).
 
-    `kernels` (start, end, name_id, device arrays) and `names` (name_id -> (name, short name)) may be
-    passed when the caller has fetched them already: on a 1 M-kernel profile a second fetch costs
-    seconds.
+    `kernels` (start, end, name_id, device arrays), `names` (name_id -> (name, short name)) and
+    `prefetched` (relation -> columns: copies and memsets with start, end, device, bytes; "sync" with
+    pid, start, end) may be passed when the caller has fetched them already: on large profiles every
+    second pass over a relation costs seconds.
     """
     if not rel.available("kernels") or span_end <= span_start:
         return None
@@ -75,7 +77,7 @@ def detect_phases(rel: Relations, span_start: int, span_end: int, max_phases: in
     cut = marker_cut(rel, span_start, span_end, max_phases) if max_phases > 1 else None
     if cut is None:
         cut = mix_cut(k, span_start, span_end, max_phases, windows)
-    return phase_metrics(rel, cut, k, names, span_start)
+    return phase_metrics(rel, cut, k, names, span_start, prefetched)
 
 
 def _top_level_runs(rel: Relations) -> list[list[tuple[str, int, int]]]:
@@ -158,8 +160,10 @@ def _clipped_sets(sets: list[iv.Merged] | None, edges: np.ndarray) -> np.ndarray
 
 
 def phase_metrics(rel: Relations, cut: Cut, k: dict[str, np.ndarray],
-                  names: dict[int, tuple[str, str | None]], span_start: int) -> list[PhaseSummary]:
+                  names: dict[int, tuple[str, str | None]], span_start: int,
+                  prefetched: dict[str, dict[str, np.ndarray]] | None = None) -> list[PhaseSummary]:
     """Per-phase metrics with every event clipped to each phase it overlaps."""
+    pre = prefetched or {}
     edges = np.array(cut.edges, dtype=np.int64)
     n_ph = len(edges) - 1
     ktime = clipped_time(k["start"], k["end"], edges)
@@ -182,7 +186,7 @@ def phase_metrics(rel: Relations, cut: Cut, k: dict[str, np.ndarray],
     for relation in ("copies", "memsets"):
         if not rel.available(relation):
             continue
-        ops, _ = rel.intervals(relation, ("device", "bytes"))
+        ops = pre[relation] if relation in pre else rel.intervals(relation, ("device", "bytes"))[0]
         for d in np.unique(ops["device"]).tolist():
             sel = ops["device"] == d
             dev_sets[d] += [ops["start"][sel], ops["end"][sel]]
@@ -207,7 +211,12 @@ def phase_metrics(rel: Relations, cut: Cut, k: dict[str, np.ndarray],
 
     sync_sql = f"SELECT pid, start, \"end\" FROM pa_api_calls WHERE kind = 'sync' AND {VALID}"
     mpi_sql = f"SELECT pid, start, \"end\" FROM pa_mpi_calls WHERE {VALID}"
-    sync = _clipped_sets(_per_key_merged(rel, sync_sql) if rel.available("api_calls") else None, edges)
+    if "sync" in pre:
+        sy = pre["sync"]
+        sync_sets: list[iv.Merged] | None = list(iv.grouped_merge(sy["pid"], sy["start"], sy["end"]).values())
+    else:
+        sync_sets = _per_key_merged(rel, sync_sql) if rel.available("api_calls") else None
+    sync = _clipped_sets(sync_sets, edges)
     mpi = _clipped_sets(_per_key_merged(rel, mpi_sql) if rel.available("mpi_calls") else None, edges)
 
     phases: list[PhaseSummary] = []
