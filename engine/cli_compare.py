@@ -2,34 +2,13 @@
 
 from __future__ import annotations
 
-import functools
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from engine.errors import PaError, UserError
+from engine.errors import UserError, one_line_errors
 from engine.llm.cli_options import COMPARE_OPTIONS, llm_cli_options_for
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _one_line_errors(func: F) -> F:
-    """PaError -> one stderr line and its exit code (as engine.cli; not imported to avoid a cycle)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except PaError as exc:
-            click.echo(f"pa: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except BrokenPipeError:
-            sys.exit(0)
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _load(path: Path, max_phases: int) -> Any:
@@ -65,7 +44,7 @@ def _load(path: Path, max_phases: int) -> Any:
 @llm_cli_options_for(*COMPARE_OPTIONS)
 @click.option("--templates", "templates_dir", type=click.Path(path_type=Path), default=None,
               help="Directory of site templates (compare.txt.j2, compare.md.j2, compare.html.j2).")
-@_one_line_errors
+@one_line_errors
 def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_json: bool, noise_floor: float,
             max_phases: int, no_rules: bool, no_llm: bool, model: str | None, base_url: str | None,
             llm_extra: dict[str, Any], templates_dir: Path | None) -> None:

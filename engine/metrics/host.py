@@ -26,9 +26,8 @@ from engine.metrics.model import (
     SyncSummary,
     TopLevelRange,
 )
-from engine.profile.relations import Relations
+from engine.profile.relations import VALID, Relations
 
-VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
 TOP_LEVEL_LISTED = 50
 # API kinds fetched as integers in one pass; "other" calls (tens of millions of HSA calls in rocpd
 # files) are never fetched: only their time extent is asked for, for the span.

@@ -98,18 +98,8 @@ def clip(starts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> tuple[np.nda
 
 
 def grouped_union_length(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> dict[int, int]:
-    """Union length per integer key (e.g. per device, per (pid, tid) code)."""
-    out: dict[int, int] = {}
-    if len(keys) == 0:
-        return out
-    order = np.argsort(keys, kind="stable")
-    k = keys[order]
-    s = starts[order]
-    e = ends[order]
-    bounds = np.flatnonzero(np.diff(k)) + 1
-    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(k)], strict=True):
-        out[int(k[lo])] = union_length(s[lo:hi], e[lo:hi])
-    return out
+    """Union length per integer key (e.g. per device, per process)."""
+    return {k: length(m) for k, m in grouped_merge(keys, starts, ends).items()}
 
 
 def grouped_merge(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> dict[int, Merged]:

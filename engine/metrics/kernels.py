@@ -15,9 +15,7 @@ from typing import Any
 import numpy as np
 
 from engine.metrics.model import HardwareLimits, KernelStats
-from engine.profile.relations import Relations
-
-VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
+from engine.profile.relations import VALID, Relations
 
 # The launch configuration packed into three integers per kernel row, so that it travels in the one
 # fetch of the kernels relation instead of a grouped scan over nine columns (seconds on 1 M rows).

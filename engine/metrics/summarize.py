@@ -35,11 +35,10 @@ from engine.phases import DEFAULT_MAX_PHASES, detect_phases
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly, sha256_of
 from engine.profile.queryset import resolve
-from engine.profile.relations import Relations
+from engine.profile.relations import VALID, Relations
 
 GPU_RELATIONS = ("kernels", "copies", "memsets")
 SPAN_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead")
-VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
 
 
 def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSummary:

@@ -8,9 +8,8 @@ GPU generation (table below, with its basis reported next to every number that u
 from __future__ import annotations
 
 from engine.metrics.model import CopyStats, CopyTotals, HardwareLimits, MemsetStats
-from engine.profile.relations import Relations
+from engine.profile.relations import VALID, Relations
 
-VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
 HOST_DIRECTIONS = ("HtoD", "DtoH", "HtoH")
 
 # Peak per direction of a x16 link, bytes/s (PCI-SIG: 3.0 = 8 GT/s ×16 ≈ 15.75 GB/s, 4.0 ≈ 31.5 GB/s,

@@ -33,7 +33,7 @@ from engine.phases.segment import (
     optimal_segmentation,
     window_mix,
 )
-from engine.profile.relations import Relations
+from engine.profile.relations import VALID, Relations
 
 DEFAULT_MAX_PHASES = 8
 MARKER_COVERAGE = 0.6
@@ -42,7 +42,6 @@ WARMUP_UTIL_RATIO = 0.5
 WARMUP_WORDS = re.compile(r"warm|init|setup|start", re.IGNORECASE)
 MIN_KERNELS_PER_WINDOW = 4
 TOP_KERNELS_LISTED = 5
-VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
 
 
 @dataclass(frozen=True)

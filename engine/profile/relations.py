@@ -24,6 +24,9 @@ from engine.profile.detect import object_names
 from engine.profile.queryset import QueryFile, QuerySet
 
 TABLE_PREFIX = "pa_"
+# A well-formed interval: rows still open at the end of the capture (end NULL) or with end < start
+# are excluded from every sum and counted instead.
+VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
 
 
 @dataclass(frozen=True)

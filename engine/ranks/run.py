@@ -21,11 +21,9 @@ from engine.phases import DEFAULT_MAX_PHASES
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly
 from engine.profile.queryset import resolve
-from engine.profile.relations import Relations
+from engine.profile.relations import VALID, Relations
 from engine.ranks.discover import assign_ranks, discover
 from engine.ranks.model import Collectives, RankResult, RankSet
-
-VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
 
 
 def collective_calls(path: Path) -> Collectives:
