@@ -1,0 +1,79 @@
+"""`pa analyze` end to end for each provider's API shape, against a fake server on 127.0.0.1.
+
+The model's answer reverses the rules' ranking: the rendered report must follow the model's order
+(the ranking comes from the model) while every number stays the engine's (bounds recomputed).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from fakes.llm_server import FakeLlmServer, anthropic_answer, gemini_answer, openai_answer
+
+from engine.cli import main
+from engine.rules.hypothesis import amdahl_bounds
+from engine.synth import scenarios
+from engine.synth.nsys_writer import write_nsys
+
+
+@pytest.fixture(scope="module")
+def profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("e2e") / "example.sqlite"
+    write_nsys(scenarios.example(), path)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("PA_CLAUDE_CLI", "")
+
+
+def _rules_only(profile: Path) -> dict[str, Any]:
+    res = CliRunner().invoke(main, ["analyze", str(profile), "-f", "json", "--no-llm"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def _answer(ranking: list[str]) -> dict[str, Any]:
+    return {"ranking": ranking, "refinements": [], "new_hypotheses": [],
+            "narrative": "The ranking was reversed by the reviewer model."}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_ranking_comes_from_the_model_and_numbers_from_the_engine(profile: Path, provider: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    base = _rules_only(profile)
+    rule_order = [h["rule_id"] for h in base["hypotheses"]]
+    ids = [h["id"] for h in base["hypotheses"]]
+    assert len(ids) >= 2, "the example profile must give several hypotheses"
+    reply = {"openai": openai_answer, "anthropic": anthropic_answer, "gemini": gemini_answer}[provider]
+    with FakeLlmServer([reply(_answer(list(reversed(ids))))]) as srv:
+        if provider == "openai":
+            args = ["--model", "openai:local", "--base-url", srv.url]
+        elif provider == "anthropic":
+            monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-key")
+            args = ["--model", "anthropic:claude-fake", "--base-url", srv.root]
+        else:
+            monkeypatch.setenv("GEMINI_API_KEY", "fake-key")
+            args = ["--model", "gemini:gemini-fake", "--base-url", srv.root]
+        res = CliRunner().invoke(main, ["analyze", str(profile), "-f", "json", "--yes", "--max-turns", "1",
+                                        *args])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["provenance"]["llm"]["mode"] == "llm"
+    assert doc["provenance"]["llm"]["provider"] == provider
+    assert [h["rule_id"] for h in doc["hypotheses"]] == list(reversed(rule_order))
+    for h in doc["hypotheses"]:
+        frac = h["runtime_fraction_pct"]
+        lo, hi = amdahl_bounds(None if frac is None else frac / 100)
+        assert h["estimated_speedup_pct_lower"] == pytest.approx(lo) if lo is not None else h[
+            "estimated_speedup_pct_lower"] is None
+        assert h["estimated_speedup_pct_upper"] == pytest.approx(hi) if hi is not None else h[
+            "estimated_speedup_pct_upper"] is None
+    assert len(srv.requests) >= 1
