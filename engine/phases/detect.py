@@ -128,12 +128,15 @@ def mix_cut(k: dict[str, np.ndarray], span_start: int, span_end: int, max_phases
     n = max(1, min(windows, len(k["start"]) // MIN_KERNELS_PER_WINDOW, span_end - span_start))
     if max_phases <= 1 or n < 2:
         return Cut([span_start, span_end], "single", [None])
-    totals: dict[int, int] = defaultdict(int)
-    for nid, d in zip(k["name_id"].tolist(), (k["end"] - k["start"]).tolist(), strict=True):
-        totals[nid] += d
-    top = sorted(totals, key=lambda x: (-totals[x], x))[:TOP_COMPONENTS]
-    comp_of = {nid: i for i, nid in enumerate(top)}
-    comp = np.array([comp_of.get(x, len(top)) for x in k["name_id"].tolist()], dtype=np.int64)
+    # Components: the TOP_COMPONENTS kernels by total time (ties by name id), everything else pooled.
+    # Vectorised: a Python loop over a million kernels costs more than the segmentation itself.
+    uniq, inv = np.unique(k["name_id"], return_inverse=True)
+    inv = inv.reshape(-1)
+    totals = np.bincount(inv, weights=(k["end"] - k["start"]).astype(np.float64))
+    top = sorted(range(len(uniq)), key=lambda i: (-totals[i], int(uniq[i])))[:TOP_COMPONENTS]
+    comp_of = np.full(len(uniq), len(top), dtype=np.int64)
+    comp_of[top] = np.arange(len(top))
+    comp = comp_of[inv]
     busy = iv.merge(k["start"], k["end"])
     edges, p = window_mix(span_start, span_end, n, k["start"], k["end"], comp, len(top) + 1, busy)
     seg = optimal_segmentation(p, max_phases)
