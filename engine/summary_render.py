@@ -48,13 +48,21 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
     p = s.profile
     c.print(f"[bold]{p.file_name}[/bold]  {p.format} schema {p.schema_version} "
             f"(query set {p.query_set}), host {p.host_name or 'unknown'}")
-    c.print(f"span {fmt_ns(s.span_ns)}; GPU: {s.gpu.kernel_count} kernels, kernel time "
-            f"{fmt_ns(s.gpu.kernel_time_ns)}, busy {fmt_ns(s.gpu.busy_ns)} on {s.gpu.device_count} "
-            f"device(s), utilisation {fmt_pct(s.gpu.utilization_pct)}")
+    not_captured = s.host_side is not None or any(sk.what in ("kernels", "gpu_activity") for sk in s.skipped)
+    if not_captured:
+        # "Could not look" is never "idle": no GPU records means no GPU numbers, not zeros.
+        c.print(f"span {fmt_ns(s.span_ns)}; GPU activity: [bold]not captured[/bold] (see the warnings below)")
+    else:
+        c.print(f"span {fmt_ns(s.span_ns)}; GPU: {s.gpu.kernel_count} kernels, kernel time "
+                f"{fmt_ns(s.gpu.kernel_time_ns)}, busy {fmt_ns(s.gpu.busy_ns)} on {s.gpu.device_count} "
+                f"device(s), utilisation {fmt_pct(s.gpu.utilization_pct)}")
     t = Table(title="Devices")
     for col in ("id", "name", "used", "kernels", "kernel time", "busy", "util", "concurrency"):
         t.add_column(col)
     for d in s.devices:
+        if not_captured and not d.used:
+            t.add_row(str(d.id), d.name or "?", "unknown", "not captured", "-", "-", "-", "-")
+            continue
         t.add_row(str(d.id), d.name or "?", "yes" if d.used else "no", str(d.kernel_count),
                   fmt_ns(d.kernel_time_ns), fmt_ns(d.busy_ns), fmt_pct(d.utilization_pct),
                   "n/a" if d.kernel_concurrency is None else f"{d.kernel_concurrency:.2f}")

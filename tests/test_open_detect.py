@@ -91,3 +91,16 @@ def test_real_profiles_detected(real_profile):
         assert fmt.schema_version == "legacy"
     else:
         assert fmt.schema_version[0] in "23"
+
+
+def test_summary_text_says_not_captured_instead_of_zero(tmp_path):
+    from engine.synth import scenarios
+    from engine.synth.nsys_writer import write_nsys
+
+    p = tmp_path / "degraded.sqlite"
+    # the host launched work, but the kernel and copy tables are absent (GPU tracing off)
+    write_nsys(scenarios.launch_bound(), p, omit_tables=["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY"])
+    result = CliRunner().invoke(main, ["summary", str(p)])
+    assert result.exit_code == 0, result.output
+    assert "not captured" in result.output
+    assert "0 kernels" not in result.output

@@ -130,10 +130,15 @@ def _device_rows(s: ProfileSummary) -> list[DeviceRow]:
 
 def key_metrics(s: ProfileSummary) -> KeyMetrics:
     """Copy the headline numbers of one ProfileSummary (None stays None: never a silent 0)."""
+    captured = s.host_side is None and not any(k.what in ("kernels", "gpu_activity") for k in s.skipped)
     return KeyMetrics(
-        span_ns=s.span_ns, device_count=s.gpu.device_count, kernel_count=s.gpu.kernel_count,
-        kernel_time_ns=s.gpu.kernel_time_ns, gpu_busy_ns=s.gpu.busy_ns,
-        gpu_utilization_pct=s.gpu.utilization_pct, exposed_copy_ns=s.gpu.exposed_copy_ns,
+        span_ns=s.span_ns, gpu_activity_captured=captured,
+        device_count=s.gpu.device_count if captured else None,
+        kernel_count=s.gpu.kernel_count if captured else None,
+        kernel_time_ns=s.gpu.kernel_time_ns if captured else None,
+        gpu_busy_ns=s.gpu.busy_ns if captured else None,
+        gpu_utilization_pct=s.gpu.utilization_pct if captured else None,
+        exposed_copy_ns=s.gpu.exposed_copy_ns if captured else None,
         copy_bytes=s.copies.bytes if s.copies else None,
         pageable_share_pct=s.copies.pageable_share_pct if s.copies else None,
         cpu_blocked_in_sync_ns=s.sync.cpu_blocked_ns if s.sync else None,

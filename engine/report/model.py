@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.ranks.model import CrossRank
 from engine.rules.hypothesis import EvidenceValue, Hypothesis
 
-REPORT_SCHEMA_VERSION = "1.2"
+REPORT_SCHEMA_VERSION = "1.3"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -106,12 +106,15 @@ class KeyMetrics(_Model):
     """The headline numbers of the (primary) profile, copied from its ProfileSummary."""
 
     span_ns: int = Field(ge=0)
-    device_count: int = Field(ge=0)
-    kernel_count: int = Field(ge=0)
-    kernel_time_ns: int = Field(ge=0)
-    gpu_busy_ns: int = Field(ge=0)
+    gpu_activity_captured: bool = Field(
+        description="false when the profile holds no GPU activity records although the host issued GPU "
+                    "work (tracing off, or a cut capture): the GPU numbers below are then null, not 0")
+    device_count: int | None = Field(None, ge=0)
+    kernel_count: int | None = Field(None, ge=0)
+    kernel_time_ns: int | None = Field(None, ge=0)
+    gpu_busy_ns: int | None = Field(None, ge=0)
     gpu_utilization_pct: float | None = Field(None, ge=0, le=100)
-    exposed_copy_ns: int = Field(ge=0)
+    exposed_copy_ns: int | None = Field(None, ge=0)
     copy_bytes: int | None = None
     pageable_share_pct: float | None = Field(None, ge=0, le=100)
     cpu_blocked_in_sync_ns: int | None = None
