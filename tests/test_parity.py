@@ -97,6 +97,7 @@ def test_gpu_facts_agree(workdir: Path, name: str, flavour: str) -> None:
     n, r = summary(workdir, name, "nsys"), summary(workdir, name, flavour)
     assert (r.gpu.kernel_count, r.gpu.kernel_time_ns) == (n.gpu.kernel_count, n.gpu.kernel_time_ns)
     assert {k.name: (k.count, k.total_ns) for k in r.kernels} == {k.name: (k.count, k.total_ns) for k in n.kernels}
+    assert {k.name: k.short_name for k in r.kernels} == {k.name: k.short_name for k in n.kernels}
     n_busy = {d.id: d.busy_ns for d in n.devices if d.used}
     r_busy = {d.id: d.busy_ns for d in r.devices if d.used}
     # ROCm runs hipMemset as fill kernels: rocpd memsets are those dispatches, so busy time and gaps
