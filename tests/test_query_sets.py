@@ -69,7 +69,7 @@ def test_real_profiles_produce_exactly_the_canonical_columns(real_profile):
     fmt = detect(conn, real_profile)
     rel = Relations.bind(conn, resolve(fmt.format, fmt.schema_version))
     for relation in rel.sql_by_relation:
-        cur = conn.execute(rel._cte(f"SELECT * FROM pa_{relation} LIMIT 0"))
+        cur = conn.execute(rel.cte(f"SELECT * FROM pa_{relation} LIMIT 0"))
         assert {d[0] for d in cur.description} == set(column_names(relation))
     # every relation is either available or skipped with a reason
     assert set(rel.sql_by_relation) | {s.what for s in rel.skipped} == set(RELATIONS)

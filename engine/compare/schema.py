@@ -8,16 +8,12 @@ gate before rendering: a failure is a bug in pa (InternalError, exit 3), nothing
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from engine.compare.model import COMPARISON_SCHEMA_VERSION, Comparison
 from engine.errors import InternalError
-from engine.paths import data_dir
-from engine.report.schema import _finish
+from engine.report.schema import _finish, violations
 
 
 def build_compare_schema() -> dict[str, Any]:
@@ -25,20 +21,9 @@ def build_compare_schema() -> dict[str, Any]:
     return _finish(Comparison.model_json_schema(mode="serialization"), "compare", COMPARISON_SCHEMA_VERSION)
 
 
-@functools.lru_cache(maxsize=1)
-def _validator() -> Draft202012Validator:
-    try:
-        schema = json.loads((data_dir("schemas") / "compare.schema.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError) as exc:
-        raise InternalError(f"cannot load the comparison schema: {exc}") from exc
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
-
-
 def compare_schema_errors(doc: dict[str, Any]) -> list[str]:
     """All schema violations of a comparison document, as 'path: message' lines."""
-    errors = sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
+    return violations("compare.schema.json", doc)
 
 
 def validate_comparison(c: Comparison) -> dict[str, Any]:

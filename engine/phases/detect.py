@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.metrics import intervals as iv
+from engine.metrics.kernels import kernel_names
 from engine.phases.model import PhaseKernel, PhaseSummary
 from engine.phases.segment import (
     DEFAULT_WINDOWS,
@@ -71,8 +72,7 @@ def detect_phases(rel: Relations, span_start: int, span_end: int, max_phases: in
     if len(k["start"]) == 0:
         return None
     if names is None:
-        names = {int(r[0]): (str(r[1]), r[2]) for r in
-                 rel.query("SELECT name_id, max(name), max(short_name) FROM pa_kernels GROUP BY name_id")}
+        names = {i: (n or f"<name id {i}>", sn) for i, (n, sn) in kernel_names(rel).items()}
     cut = marker_cut(rel, span_start, span_end, max_phases) if max_phases > 1 else None
     if cut is None:
         cut = mix_cut(k, span_start, span_end, max_phases, windows)

@@ -99,9 +99,6 @@ class Relations:
 
     def cte(self, sql: str) -> str:
         """`sql` with the canonical relations it names (pa_<relation>) prepended as CTEs."""
-        return self._cte(sql)
-
-    def _cte(self, sql: str) -> str:
         # Canonical relations are named pa_<relation> in SQL: profiles have tables and views of
         # their own called "kernels", "processes" or "threads" (rocpd convenience views, the
         # PROCESSES table), and SQLite names are case-insensitive.
@@ -114,7 +111,7 @@ class Relations:
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         """Run `sql`, which names canonical relations as pa_<relation>, and return all rows."""
-        return self.conn.execute(self._cte(sql), tuple(params)).fetchall()
+        return self.conn.execute(self.cte(sql), tuple(params)).fetchall()
 
     def count(self, relation: str) -> int:
         """Number of rows of a relation (0 for a skipped one; check `available` first)."""
@@ -122,7 +119,7 @@ class Relations:
 
     def fetch_ints(self, sql: str, ncols: int, params: Sequence[object] = ()) -> np.ndarray:
         """Fetch an all-integer result (no NULLs) as an (n, ncols) int64 array, without per-row lists."""
-        cur = self.conn.execute(self._cte(sql), tuple(params))
+        cur = self.conn.execute(self.cte(sql), tuple(params))
         flat = np.fromiter(itertools.chain.from_iterable(cur), dtype=np.int64)
         return flat.reshape(-1, ncols)
 
@@ -133,7 +130,7 @@ class Relations:
         array per column (grown by 1.25x, so at most a quarter is spare), never held as Python tuples
         all at once nor as thousands of small arrays (which fragment the heap and double the RSS).
         """
-        cur = self.conn.execute(self._cte(sql))
+        cur = self.conn.execute(self.cte(sql))
         cols = [np.empty(chunk, dtype=dt) for dt in dtypes]
         n = 0
         while True:
@@ -179,7 +176,7 @@ class Relations:
 
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[dict[str, object]]:
         """Run `sql` and return rows as dicts keyed by column name (small results only)."""
-        cur = self.conn.execute(self._cte(sql), tuple(params))
+        cur = self.conn.execute(self.cte(sql), tuple(params))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 

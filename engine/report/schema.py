@@ -65,22 +65,26 @@ def dump_schema(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
-@functools.lru_cache(maxsize=1)
-def _validator() -> Draft202012Validator:
-    """Validator for the shipped schemas/report.schema.json: the published contract, not the model."""
+@functools.lru_cache(maxsize=4)
+def published_validator(file_name: str) -> Draft202012Validator:
+    """Validator for a shipped schemas/<file_name>: the published contract, not the model."""
     try:
-        path = data_dir("schemas") / "report.schema.json"
-        schema = json.loads(path.read_text(encoding="utf-8"))
+        schema = json.loads((data_dir("schemas") / file_name).read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError) as exc:
-        raise InternalError(f"cannot load the report schema: {exc}") from exc
+        raise InternalError(f"cannot load schemas/{file_name}: {exc}") from exc
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
 
+def violations(file_name: str, doc: dict[str, Any]) -> list[str]:
+    """All violations of the published schema `file_name` by `doc`, as 'path: message' lines."""
+    errors = sorted(published_validator(file_name).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
+
+
 def schema_errors(doc: dict[str, Any]) -> list[str]:
     """All schema violations of a report document, as 'path: message' lines."""
-    errors = sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
+    return violations("report.schema.json", doc)
 
 
 def invariant_errors(doc: dict[str, Any]) -> list[str]:
