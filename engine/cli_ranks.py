@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import click
 
-from engine.phases import DEFAULT_MAX_PHASES
+from engine.phases.detect import DEFAULT_MAX_PHASES
 
 F = TypeVar("F", bound=Callable[..., Any])
 Progress = Callable[[int, int], None]

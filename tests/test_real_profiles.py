@@ -127,3 +127,28 @@ def test_profile_is_not_modified_and_no_sidecar_files(real_profile, tmp_path):
     after = (hashlib.sha256(work.read_bytes()).hexdigest(), work.stat().st_mtime_ns)
     assert before == after
     assert sorted(p.name for p in tmp_path.iterdir()) == [real_profile.name]
+
+
+MEM_KIND_BY_LABEL = {"Pageable": "pageable", "Pinned": "pinned", "Device": "device", "Device Static": "device",
+                     "Managed": "managed", "Managed Static": "managed", "Array": "array"}
+
+
+def test_copy_groups_by_direction_and_memory_kind(real_profile, ref):
+    """Copy groups (computed in numpy from one scan) equal a SQL GROUP BY over the raw table."""
+    conn, tables = ref
+    if "CUPTI_ACTIVITY_KIND_MEMCPY" not in tables or not {"ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND"} <= tables:
+        pytest.skip("needs the copy table and its ENUM tables")
+    s = summarize(real_profile)
+    expected: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for op, src, dst, n, b, t in conn.execute(
+            'SELECT o.label, sk.label, dk.label, count(*), sum(m.bytes), sum(m."end" - m.start) '
+            "FROM CUPTI_ACTIVITY_KIND_MEMCPY m JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = m.copyKind "
+            "LEFT JOIN ENUM_CUDA_MEM_KIND sk ON sk.id = m.srcKind LEFT JOIN ENUM_CUDA_MEM_KIND dk ON dk.id = m.dstKind "
+            'WHERE m."end" >= m.start GROUP BY 1, 2, 3'):
+        key = (DIRECTION_BY_LABEL.get(op, op), MEM_KIND_BY_LABEL.get(src, "unknown"), MEM_KIND_BY_LABEL.get(dst, "unknown"))
+        for i, v in enumerate((n, b, t)):
+            expected[key][i] += v
+    got = {(c.direction, c.src_kind, c.dst_kind): [c.count, c.bytes, c.total_ns] for c in s.copies.by_kind}
+    assert got == dict(expected)
+    totals = [t.total_ns for t in s.copies.by_direction]
+    assert totals == sorted(totals, reverse=True)

@@ -104,12 +104,30 @@ def stream_stats(kernels: Ops, copies: Ops, memsets: Ops, span_ns: int) -> list[
     return out
 
 
-def idle_gaps(act: DeviceActivity, span_start: int, span_end: int,
-              host: dict[str, tuple[np.ndarray, np.ndarray]]) -> DeviceGaps:
+@dataclass(frozen=True)
+class HostActivity:
+    """Host API calls of the processes using one device, labelled by activity (sync, copy, launch).
+
+    The calls stay in the caller's arrays; each label is a boolean mask over them. Only the calls
+    overlapping a gap are ever copied out, so tens of millions of rocpd calls are never duplicated
+    per device and per label.
+    """
+
+    start: np.ndarray
+    end: np.ndarray
+    labels: dict[str, np.ndarray]
+
+    def overlapping(self, lo: int, hi: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per label, the (start, end) arrays of the calls overlapping [lo, hi)."""
+        inside = (self.start < hi) & (self.end > lo)
+        return {label: (self.start[inside & m], self.end[inside & m]) for label, m in self.labels.items()}
+
+
+def idle_gaps(act: DeviceActivity, span_start: int, span_end: int, host: HostActivity | None) -> DeviceGaps:
     """Gaps of the device's busy set inside its active window, with a histogram and the largest gaps.
 
-    `host` maps a host activity kind (sync, copy, launch) to the (start, end) arrays of the API calls
-    of that kind on the threads of the processes using this device.
+    `host` holds the API calls on the threads of the processes using this device (None: no API
+    calls were captured, so every gap is unexplained by the host).
     """
     busy = act.busy
     g_start, g_end = iv.gaps(busy)
@@ -131,14 +149,13 @@ def idle_gaps(act: DeviceActivity, span_start: int, span_end: int,
         histogram=hist, largest=largest)
 
 
-def _classify_gap(device: int, lo: int, hi: int, span_start: int,
-                  host: dict[str, tuple[np.ndarray, np.ndarray]]) -> Gap:
+def _classify_gap(device: int, lo: int, hi: int, span_start: int, host: HostActivity | None) -> Gap:
     length = hi - lo
     cover: dict[str, float] = {}
-    if length:
-        for kind, (starts, ends) in host.items():
-            inside = (starts < hi) & (ends > lo)   # only the calls overlapping this gap are merged
-            cover[kind] = iv.coverage(iv.merge(starts[inside], ends[inside]), lo, hi) / length
+    if length and host is not None:
+        # only the calls overlapping this gap are merged
+        for kind, (starts, ends) in host.overlapping(lo, hi).items():
+            cover[kind] = iv.coverage(iv.merge(starts, ends), lo, hi) / length
     best = max(cover, key=lambda k: cover[k], default=None)
     # The host was inside GPU API calls for most of the gap: name the call kind it spent most time
     # in (a sync-after-launch round trip is part sync, part launch). Otherwise: a CPU-side stall.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.metrics import intervals as iv
-from engine.metrics.activity import Ops
+from engine.metrics.activity import HostActivity, Ops
 from engine.metrics.model import (
     ApiBlocked,
     LaunchApiStats,
@@ -64,14 +64,19 @@ def fetch_api_calls(rel: Relations) -> ApiCalls:
     case = " ".join(f"WHEN '{k}' THEN {v}" for k, v in KIND_CODES.items())
     missing = np.iinfo(np.int64).min
     # Compact dtypes: rocpd files hold tens of millions of calls (pid/tid/name ids fit in 32 bits).
-    start, end, pid, name_id, corr, kind = rel.fetch_columns(
-        f"SELECT coalesce(start, {missing}), coalesce(\"end\", {missing}), coalesce(pid, -1), "
-        f"coalesce(name_id, -1), coalesce(correlation_id, -1), CASE kind {case} ELSE 0 END "
-        "FROM pa_api_calls WHERE kind <> 'other'",
-        (np.int64, np.int64, np.int32, np.int32, np.int64, np.int8), chunk=1 << 16)
+    # The extent of the "other" calls (for the span) comes from the same pass over the relation.
+    scan = rel.scan(
+        "api_calls",
+        {"start": f"coalesce(start, {missing})", "end": f"coalesce(\"end\", {missing})", "pid": "pid",
+         "name_id": "name_id", "correlation_id": "correlation_id", "kind_code": f"CASE kind {case} ELSE 0 END"},
+        dtypes={"pid": np.int32, "name_id": np.int32, "kind_code": np.int8},
+        where="kind <> 'other'",
+        aggregates={"other_lo": ("min", f"CASE WHEN kind = 'other' AND {VALID} THEN start END"),
+                    "other_hi": ("max", f"CASE WHEN kind = 'other' AND {VALID} THEN \"end\" END")})
+    cols = scan.columns
+    start, end = cols["start"], cols["end"]
     ok = (start != missing) & (end != missing) & (end >= start)
     bad = int(len(ok) - np.count_nonzero(ok))
-    cols = {"start": start, "end": end, "pid": pid, "name_id": name_id, "correlation_id": corr, "kind_code": kind}
     if bad:
         cols = {k: v[ok] for k, v in cols.items()}
     ids = {int(i) for i in np.unique(cols["name_id"]).tolist()}
@@ -79,7 +84,7 @@ def fetch_api_calls(rel: Relations) -> ApiCalls:
         names = {int(i): str(n) for i, n in rel.query("SELECT name_id, name FROM pa_api_names") if i in ids}
     else:
         names = {}
-    lo, hi = rel.query(f"SELECT min(start), max(\"end\") FROM pa_api_calls WHERE kind = 'other' AND {VALID}")[0]
+    lo, hi = scan.aggregates["other_lo"], scan.aggregates["other_hi"]
     return ApiCalls(cols["pid"], cols["start"], cols["end"], cols["name_id"], cols["kind_code"],
                     cols["correlation_id"], names, (lo, hi), bad)
 
@@ -195,26 +200,58 @@ def _previous_end_on_stream(ops: Ops, n_kernels: int, kmask: np.ndarray) -> np.n
     return prev[:n_kernels][kmask]
 
 
-def marker_summary(rel: Relations, span_start: int) -> MarkerSummary:
-    """NVTX/rocTX ranges by name, nesting depth per thread, and the longest top-level ranges.
+@dataclass
+class MarkerScan:
+    """One pass over the markers relation: per-name statistics, top-level ranges and the extent.
+
+    Times are absolute here; `summary(span_start)` makes top-level starts relative once the span is
+    known (the span itself needs the markers' extent, so this pass comes first).
+    """
+
+    stats: dict[tuple[str, str | None], list[int]]      # (name, domain) -> [count, total, max depth]
+    top: list[tuple[int, int, int, int, int, str]]      # heap of (duration, -start, pid, tid, start, name)
+    count: int
+    top_count: int
+    open_ranges: int
+    extent: tuple[int | None, int | None]                # first start, last end of the valid ranges
+
+    def summary(self, span_start: int) -> MarkerSummary:
+        top_ranges = [TopLevelRange(pid=p, tid=t, name=n, start_ns=st - span_start, duration_ns=d)
+                      for d, _, p, t, st, n in sorted(self.top, reverse=True)]
+        by_name = [MarkerStats(name=n, domain=d, count=c, total_ns=t, mean_ns=t / c, max_depth=md)
+                   for (n, d), (c, t, md) in self.stats.items()]
+        by_name.sort(key=lambda m: (-m.total_ns, m.name))
+        return MarkerSummary(count=self.count, open_ranges=self.open_ranges, by_name=by_name,
+                             top_level_count=self.top_count, top_level=top_ranges)
+
+
+def scan_markers(rel: Relations) -> MarkerScan:
+    """NVTX/rocTX ranges by name, nesting depth per thread, the longest top-level ranges, the extent.
 
     Rows are streamed from SQLite in (thread, domain, kind, start) order and never held all at once:
-    rocprof-sys files carry millions of marker ranges.
+    rocprof-sys files carry millions of marker ranges. Ranges still open at the end of the capture
+    (no end, or end < start) are counted in the same pass, not summed.
     """
     # NVTX push/pop ranges form a stack per thread *and domain*; start/end ranges may cross
     # threads and never nest, so they are always at depth 0.
     cursor = rel.conn.execute(rel.cte(
-        f"SELECT pid, tid, start, \"end\", coalesce(name, ''), domain, kind FROM pa_markers "
-        f"WHERE {VALID} ORDER BY pid, tid, coalesce(domain, ''), kind, start, \"end\" DESC"))
-    open_ranges = int(rel.query(f"SELECT count(*) FROM pa_markers WHERE NOT ({VALID})")[0][0])
+        "SELECT pid, tid, start, \"end\", coalesce(name, ''), domain, kind, "
+        f"CASE WHEN {VALID} THEN 1 ELSE 0 END FROM pa_markers "
+        "ORDER BY pid, tid, coalesce(domain, ''), kind, start, \"end\" DESC"))
     stats: dict[tuple[str, str | None], list[int]] = defaultdict(lambda: [0, 0, 0])
-    top: list[tuple[int, int, int, int, int, str]] = []   # heap of (duration, -start, pid, tid, start, name)
+    top: list[tuple[int, int, int, int, int, str]] = []
     stack: list[int] = []
     current: tuple[object, ...] | None = None
-    top_count = 0
-    count = 0
-    for pid, tid, start, end, name, domain, kind in cursor:
+    top_count = count = open_ranges = 0
+    first: int | None = None
+    last: int | None = None
+    for pid, tid, start, end, name, domain, kind, valid in cursor:
+        if not valid:
+            open_ranges += 1
+            continue
         count += 1
+        first = start if first is None or start < first else first
+        last = end if last is None or end > last else last
         if (pid, tid, domain, kind) != current:
             current, stack = (pid, tid, domain, kind), []
         if kind == "push_pop":
@@ -236,13 +273,7 @@ def marker_summary(rel: Relations, span_start: int) -> MarkerSummary:
                 heapq.heappush(top, item)
             elif item > top[0]:
                 heapq.heapreplace(top, item)
-    top_ranges = [TopLevelRange(pid=p, tid=t, name=n, start_ns=st - span_start, duration_ns=d)
-                  for d, _, p, t, st, n in sorted(top, reverse=True)]
-    by_name = [MarkerStats(name=n, domain=d, count=c, total_ns=t, mean_ns=t / c, max_depth=md)
-               for (n, d), (c, t, md) in stats.items()]
-    by_name.sort(key=lambda m: (-m.total_ns, m.name))
-    return MarkerSummary(count=count, open_ranges=open_ranges, by_name=by_name,
-                         top_level_count=top_count, top_level=top_ranges)
+    return MarkerScan(dict(stats), top, count, top_count, open_ranges, (first, last))
 
 
 def mpi_summary(rel: Relations, span_ns: int) -> MpiSummary:
@@ -284,18 +315,17 @@ def overhead_summary(rel: Relations, span_ns: int) -> OverheadSummary:
     return OverheadSummary(count=len(arr), total_ns=total, pct_of_span=_pct(total, span_ns))
 
 
-def host_activity_sets(api: ApiCalls, pids: set[int]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Host API intervals (start, end; not merged) by activity kind (sync, copy, launch) of the processes.
+def host_activity_sets(api: ApiCalls, pids: set[int]) -> HostActivity | None:
+    """Host API calls of the processes, labelled by activity kind (sync, copy, launch); not merged.
 
     Calls of kind "other" are not fetched (rocpd files hold tens of millions of HSA calls): a gap
     that no sync, copy or launch call covers is a CPU-side stall, whatever else the host did. The
     intervals are merged later, only where they overlap the gaps being classified.
     """
     if not pids:
-        return {}
+        return None
     pm = np.isin(api.pid, np.array(sorted(pids), dtype=api.pid.dtype))
-    out = {}
-    for label, kinds in HOST_SET_KINDS.items():
-        m = pm & api.of(*kinds)
-        out[label] = (api.start[m], api.end[m])
-    return out
+    every = bool(pm.all())
+    return HostActivity(api.start, api.end,
+                        {label: api.of(*kinds) if every else (pm & api.of(*kinds))
+                         for label, kinds in HOST_SET_KINDS.items()})

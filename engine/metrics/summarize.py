@@ -30,8 +30,8 @@ from engine.metrics.model import (
     QueryFileRef,
     SkippedItem,
 )
-from engine.metrics.transfers import copy_stats, host_link, memset_stats
-from engine.phases import DEFAULT_MAX_PHASES, detect_phases
+from engine.metrics.transfers import COPY_CODES, copy_stats, host_link, memset_stats
+from engine.phases.detect import DEFAULT_MAX_PHASES, detect_phases
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly, sha256_of
 from engine.profile.queryset import resolve
@@ -68,10 +68,11 @@ def _ops(rel: Relations, relation: str, warnings: list[str], extra: tuple[str, .
         {c: cols[c] for c in names}
 
 
-def _span(rel: Relations, fetched: list[Ops], api: host_metrics.ApiCalls | None) -> tuple[int | None, int | None]:
+def _span(rel: Relations, fetched: list[Ops], api: host_metrics.ApiCalls | None,
+          markers: host_metrics.MarkerScan | None) -> tuple[int | None, int | None]:
     """First start and last end over every event of any kind.
 
-    GPU operations and GPU-relevant API calls are already in memory; the rest is asked in SQL.
+    GPU operations, GPU-relevant API calls and markers have been read already; the rest is asked in SQL.
     """
     starts = [int(o.start.min()) for o in fetched if len(o.start)]
     ends = [int(o.end.max()) for o in fetched if len(o.end)]
@@ -82,8 +83,12 @@ def _span(rel: Relations, fetched: list[Ops], api: host_metrics.ApiCalls | None)
         if api.other_extent[0] is not None:
             starts.append(int(api.other_extent[0]))
             ends.append(int(api.other_extent[1]))  # type: ignore[arg-type]
+    if markers is not None and markers.extent[0] is not None:
+        starts.append(int(markers.extent[0]))
+        ends.append(int(markers.extent[1]))  # type: ignore[arg-type]
+    read = {*GPU_RELATIONS, "api_calls", "markers"}
     parts = [f"SELECT min(start) AS s, max(\"end\") AS e FROM pa_{r} WHERE {VALID}"
-             for r in SPAN_RELATIONS if r not in GPU_RELATIONS and r != "api_calls" and rel.available(r)]
+             for r in SPAN_RELATIONS if r not in read and rel.available(r)]
     if parts:
         row = rel.query("SELECT min(s), max(e) FROM (" + " UNION ALL ".join(parts) + ")")[0]
         if row[0] is not None:
@@ -115,12 +120,13 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
     kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"), CONFIG_SQL)
-    copies, cx = _ops(rel, "copies", warnings, ("bytes",))
+    copies, cx = _ops(rel, "copies", warnings, ("bytes",), COPY_CODES)
     memsets, _ = _ops(rel, "memsets", warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
     if api is not None and api.invalid:
         warnings.append(f"{api.invalid} api_calls record(s) with no end or end < start were ignored")
-    span_start, span_end = _span(rel, [kernels, copies, memsets], api)
+    marker_scan = host_metrics.scan_markers(rel) if rel.available("markers") else None
+    span_start, span_end = _span(rel, [kernels, copies, memsets], api, marker_scan)
     span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
     hardware = _hardware(rel)
     acts = device_activity(kernels, copies, memsets)
@@ -151,7 +157,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
             busy_ns=busy, utilization_pct=(100.0 * busy / span) if span else None,
             kernel_concurrency=(ktime / kbusy) if kbusy else None,
             first_activity_ns=int(act.busy[0][0]), last_activity_ns=int(act.busy[1][-1]), hardware=hw))
-        host_sets = host_metrics.host_activity_sets(api, all_pids_by_device.get(dev_id, set())) if api else {}
+        host_sets = host_metrics.host_activity_sets(api, all_pids_by_device.get(dev_id, set())) if api else None
         if span_start is not None and span_end is not None:
             gaps.append(idle_gaps(act, int(span_start), int(span_end), host_sets))
 
@@ -171,7 +177,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
 
     copies_summary = None
     if rel.available("copies"):
-        by_kind, by_dir = copy_stats(rel, hw_by_dev)
+        by_kind, by_dir = copy_stats(cx, copies.duration, copies.device, hw_by_dev)
         pageable = sum(t.pageable_bytes for t in by_dir)
         # Share over host-side copies whose host memory kind is known: rocpd records no
         # pageable/pinned distinction, and "unknown" must not read as "0 % pageable".
@@ -206,7 +212,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
         sync=host_metrics.sync_summary(rel, api, span) if api else None,
         launch=host_metrics.launch_summary(api, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
         streams=stream_stats(kernels, copies, memsets, span),
-        markers=host_metrics.marker_summary(rel, int(span_start or 0)) if rel.available("markers") else None,
+        markers=marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None,
         mpi=host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None,
         overhead=host_metrics.overhead_summary(rel, span) if rel.available("overhead") else None,
         phases=detect_phases(rel, int(span_start), int(span_end), max_phases,

@@ -7,7 +7,10 @@ GPU generation (table below, with its basis reported next to every number that u
 
 from __future__ import annotations
 
+import numpy as np
+
 from engine.metrics.model import CopyStats, CopyTotals, HardwareLimits, MemsetStats
+from engine.profile.canonical import DIRECTIONS, MEMORY_KINDS
 from engine.profile.relations import VALID, Relations
 
 HOST_DIRECTIONS = ("HtoD", "DtoH", "HtoH")
@@ -43,31 +46,60 @@ def host_link(name: str | None, compute_capability: str | None) -> tuple[str | N
     return PCIE5
 
 
-def copy_stats(rel: Relations, hardware: dict[int, HardwareLimits]) -> tuple[list[CopyStats], list[CopyTotals]]:
-    """Copies grouped by direction and memory kinds, and totals per direction."""
-    rows = rel.query(f"""
-        SELECT direction, coalesce(src_kind, 'unknown'), coalesce(dst_kind, 'unknown'),
-               count(*), sum(bytes), sum("end" - start), min(device)
-        FROM pa_copies WHERE {VALID} GROUP BY 1, 2, 3 ORDER BY 6 DESC, 1, 2, 3""")
+# Integer codes for the text columns of the copies relation, so that copy statistics come from the
+# one scan of the relation that interval merging needs instead of grouped SQL passes over it.
+COPY_CODES = {
+    "direction_code": "CASE direction " + " ".join(f"WHEN '{d}' THEN {i}" for i, d in enumerate(DIRECTIONS))
+                      + f" ELSE {DIRECTIONS.index('other')} END",
+    "src_kind_code": "CASE coalesce(src_kind, 'unknown') "
+                     + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(MEMORY_KINDS))
+                     + f" ELSE {MEMORY_KINDS.index('unknown')} END",
+    "dst_kind_code": "CASE coalesce(dst_kind, 'unknown') "
+                     + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(MEMORY_KINDS))
+                     + f" ELSE {MEMORY_KINDS.index('unknown')} END",
+}
+
+
+def copy_stats(cols: dict[str, np.ndarray], duration: np.ndarray, device: np.ndarray,
+               hardware: dict[int, HardwareLimits]) -> tuple[list[CopyStats], list[CopyTotals]]:
+    """Copies grouped by direction and memory kinds, and totals per direction.
+
+    `cols` holds the COPY_CODES columns and `bytes` (-1 where the profile has no size, counted as
+    0 like SQL's sum ignores NULL) of the well-formed copies; `duration` and `device` align.
+    """
+    nbytes = np.where(cols["bytes"] < 0, 0, cols["bytes"])
+    keys = np.stack([cols["direction_code"], cols["src_kind_code"], cols["dst_kind_code"]], axis=1)
+    groups = []
+    if len(keys):
+        uniq, idx = np.unique(keys, axis=0, return_inverse=True)
+        idx = idx.reshape(-1)
+        counts = np.bincount(idx, minlength=len(uniq))
+        for g, (d, sk, dk) in enumerate(uniq.tolist()):
+            m = idx == g
+            dev = device[m]
+            dev = dev[dev >= 0]
+            groups.append((DIRECTIONS[d], MEMORY_KINDS[sk], MEMORY_KINDS[dk], int(counts[g]),
+                           int(nbytes[m].sum()), int(duration[m].sum()), int(dev.min()) if len(dev) else None))
+    groups.sort(key=lambda r: (-r[5], r[0], r[1], r[2]))
     stats = []
-    for direction, src, dst, count, nbytes, total, device in rows:
-        nbytes = int(nbytes or 0)
-        total = int(total or 0)
-        hw = hardware.get(int(device)) if device is not None else None
+    for direction, src, dst, count, nb, total, dev_id in groups:
+        hw = hardware.get(dev_id) if dev_id is not None else None
         peak, basis = _peak(direction, hw)
-        eff = nbytes / total * 1e9 if total > 0 else None
+        eff = nb / total * 1e9 if total > 0 else None
         stats.append(CopyStats(
-            direction=direction, src_kind=src, dst_kind=dst, count=int(count), bytes=nbytes,
-            total_ns=total, mean_bytes=nbytes / int(count), effective_bandwidth_bps=eff,
+            direction=direction, src_kind=src, dst_kind=dst, count=count, bytes=nb,
+            total_ns=total, mean_bytes=nb / count, effective_bandwidth_bps=eff,
             peak_bandwidth_bps=peak, peak_basis=basis,
             bandwidth_pct_of_peak=(100.0 * eff / peak) if eff is not None and peak else None))
-    totals = [
-        CopyTotals(direction=d, count=int(c), bytes=int(b or 0), total_ns=int(t or 0), pageable_bytes=int(p or 0))
-        for d, c, b, t, p in rel.query(f"""
-            SELECT direction, count(*), sum(bytes), sum("end" - start),
-                   sum(CASE WHEN src_kind = 'pageable' OR dst_kind = 'pageable' THEN bytes ELSE 0 END)
-            FROM pa_copies WHERE {VALID} GROUP BY 1 ORDER BY 4 DESC, 1""")
-    ]
+    by_dir: dict[str, list[int]] = {}
+    for direction, src, dst, count, nb, total, _ in groups:
+        t = by_dir.setdefault(direction, [0, 0, 0, 0])
+        t[0] += count
+        t[1] += nb
+        t[2] += total
+        t[3] += nb if "pageable" in (src, dst) else 0
+    totals = [CopyTotals(direction=d, count=c, bytes=b, total_ns=t, pageable_bytes=p)
+              for d, (c, b, t, p) in sorted(by_dir.items(), key=lambda kv: (-kv[1][2], kv[0]))]
     return stats, totals
 
 

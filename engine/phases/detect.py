@@ -81,8 +81,10 @@ def detect_phases(rel: Relations, span_start: int, span_end: int, max_phases: in
 
 def _top_level_runs(rel: Relations) -> list[list[tuple[str, int, int]]]:
     """Per thread: runs (name, start, end) of consecutive same-named top-level ranges."""
-    rows = rel.query(f"SELECT pid, tid, start, \"end\", coalesce(name, '') FROM pa_markers WHERE {VALID} "
-                     "ORDER BY pid, tid, start, \"end\" DESC")
+    # Streamed, not fetched: rocprof-sys files hold millions of marker rows, while the runs kept
+    # per thread are few.
+    rows = rel.conn.execute(rel.cte(f"SELECT pid, tid, start, \"end\", coalesce(name, '') FROM pa_markers "
+                                    f"WHERE {VALID} ORDER BY pid, tid, start, \"end\" DESC"))
     by_thread: dict[tuple[int, int], list[tuple[str, int, int]]] = defaultdict(list)
     last_end: dict[tuple[int, int], int] = {}
     for pid, tid, start, end, name in rows:

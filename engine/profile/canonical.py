@@ -37,7 +37,14 @@ def _cols(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
     return tuple(Column(*s) for s in spec)
 
 
+# Large relations also give row_id: the rowid of the one table that drives the scan, unique,
+# non-NULL and increasing in scan order, so pa can read them in chunks by keyset (row_id > last
+# ORDER BY row_id LIMIT n) without a sort. A relation with no such table (a UNION over several
+# tables) gives NULL and is read in one piece.
+_ROW_ID = ("row_id", "int", "rowid of the table driving the scan, for chunked reading; NULL when none")
+
 _ACTIVITY = (
+    _ROW_ID,
     ("pid", "int", "process id"),
     ("device", "int", "device number as the profile's activity records carry it"),
     ("stream", "int", "stream (queue) id; unique only together with device"),
@@ -84,6 +91,7 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("mem_kind", "text", "memory kind: " + "/".join(MEMORY_KINDS)),
     ),
     "api_calls": _cols(
+        _ROW_ID,
         ("pid", "int", "process id"),
         ("tid", "int", "thread id"),
         ("start", "int", "start, ns"),
@@ -102,6 +110,7 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("sync_type", "text", "one of " + "/".join(SYNC_TYPES)),
     ),
     "markers": _cols(
+        _ROW_ID,
         ("pid", "int", "process id"),
         ("tid", "int", "thread id the range was opened on"),
         ("start", "int", "start, ns"),
@@ -111,6 +120,7 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("kind", "text", "one of " + "/".join(MARKER_KINDS)),
     ),
     "mpi_calls": _cols(
+        _ROW_ID,
         ("pid", "int", "process id"),
         ("tid", "int", "thread id"),
         ("rank", "int", "MPI rank when the profile records it, else NULL"),

@@ -17,7 +17,7 @@ import numpy as np
 from engine.errors import UserError
 from engine.metrics.model import ProfileSummary
 from engine.metrics.summarize import summarize
-from engine.phases import DEFAULT_MAX_PHASES
+from engine.phases.detect import DEFAULT_MAX_PHASES
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly
 from engine.profile.queryset import resolve

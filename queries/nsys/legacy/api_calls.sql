@@ -2,6 +2,7 @@
 -- requires: CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId, nameId), StringIds(id, value)
 -- description: CUDA runtime and driver API calls. The kind is read from the function name, covering every spelling across CUDA versions (cudaLaunchKernel_v7000, cudaLaunchKernelExC, cuLaunchKernel, cuLaunchKernelEx, cudaLaunchCooperativeKernel, graph launches). cudaStreamWaitEvent is not a CPU-blocking sync and stays "other".
 SELECT
+    r.rowid AS row_id,
     (r.globalTid >> 24) & 16777215 AS pid,
     r.globalTid & 16777215 AS tid,
     r.start AS start,

@@ -2,6 +2,7 @@
 -- requires: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, globalPid, correlationId, demangledName, shortName, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory, localMemoryPerThread), StringIds(id, value)
 -- description: CUDA kernel executions; names resolved through StringIds. sharedMemoryExecuted (the driver's carve-out) is deliberately not used: static + dynamic is what the kernel asked for.
 SELECT
+    k.rowid AS row_id,
     (k.globalPid >> 24) & 16777215 AS pid,
     k.deviceId AS device,
     k.streamId AS stream,

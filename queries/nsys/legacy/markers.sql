@@ -19,6 +19,7 @@ domains AS (
     GROUP BY 1, 2
 )
 SELECT
+    e.rowid AS row_id,
     (e.globalTid >> 24) & 16777215 AS pid,
     e.globalTid & 16777215 AS tid,
     e.start AS start,

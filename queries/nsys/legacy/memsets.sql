@@ -11,6 +11,7 @@ WITH mem_kind(id, label) AS (
 {% endif %}
 )
 SELECT
+    s.rowid AS row_id,
     (s.globalPid >> 24) & 16777215 AS pid,
     s.deviceId AS device,
     s.streamId AS stream,

@@ -23,6 +23,7 @@ ranks AS (
 {% endif %}
 )
 SELECT
+    NULL AS row_id,  -- a UNION of several tables: read in one piece
     (c.globalTid >> 24) & 16777215 AS pid,
     c.globalTid & 16777215 AS tid,
     r.rank AS rank,

@@ -10,6 +10,7 @@ WITH sync_type(id, label) AS (
 {% endif %}
 )
 SELECT
+    y.rowid AS row_id,
     (y.globalPid >> 24) & 16777215 AS pid,
     y.deviceId AS device,
     y.streamId AS stream,

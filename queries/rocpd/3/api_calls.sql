@@ -34,6 +34,7 @@ WITH cat AS (
     FROM rocpd_string
 )
 SELECT
+    r.id AS row_id,
     r.pid AS pid,
     r.tid AS tid,
     r.start AS start,

@@ -4,7 +4,7 @@
 -- Host-side memory kind (pageable vs pinned) is not recorded by rocpd: it is 'unknown'; GPU-side
 -- memory is 'device'. device = the GPU agent involved (dst for HtoD, src otherwise).
 WITH c AS (
-    SELECT m.pid, m.start, m."end", m.size, coalesce(m.stream_id, m.queue_id) AS stream,
+    SELECT m.id AS row_id, m.pid, m.start, m."end", m.size, coalesce(m.stream_id, m.queue_id) AS stream,
            nullif(e.correlation_id, 0) AS correlation_id,
            sa.type AS src_type, da.type AS dst_type, m.src_agent_id, m.dst_agent_id,
            CASE WHEN sa.type = 'GPU' THEN sa.type_index END AS src_device,
@@ -34,6 +34,7 @@ WITH c AS (
     FROM c
 )
 SELECT
+    row_id,
     pid,
     CASE WHEN direction = 'HtoD' THEN dst_device ELSE coalesce(src_device, dst_device) END AS device,
     stream,

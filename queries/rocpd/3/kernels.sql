@@ -10,6 +10,7 @@ WITH sym AS (
     FROM rocpd_info_kernel_symbol
 )
 SELECT
+    k.id AS row_id,
     k.pid AS pid,
     a.type_index AS device,
     coalesce(k.stream_id, k.queue_id) AS stream,

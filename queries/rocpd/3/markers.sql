@@ -17,6 +17,7 @@ WITH cat AS (
       AND string NOT IN ('roctxRangePushA', 'roctxRangePop', 'roctxRangeStartA', 'roctxRangeStop', 'roctxMarkA')
 )
 SELECT
+    r.id AS row_id,
     r.pid AS pid,
     r.tid AS tid,
     r.start AS start,

@@ -43,6 +43,7 @@ WITH cat AS (
     GROUP BY a.guid, a.event_id
 )
 SELECT
+    NULL AS row_id,  -- MPI calls are few: read in one piece
     calls.pid AS pid,
     calls.tid AS tid,
     args.rank AS rank,
