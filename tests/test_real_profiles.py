@@ -145,7 +145,8 @@ def test_copy_groups_by_direction_and_memory_kind(real_profile, ref):
             "FROM CUPTI_ACTIVITY_KIND_MEMCPY m JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = m.copyKind "
             "LEFT JOIN ENUM_CUDA_MEM_KIND sk ON sk.id = m.srcKind LEFT JOIN ENUM_CUDA_MEM_KIND dk ON dk.id = m.dstKind "
             'WHERE m."end" >= m.start GROUP BY 1, 2, 3'):
-        key = (DIRECTION_BY_LABEL.get(op, op), MEM_KIND_BY_LABEL.get(src, "unknown"), MEM_KIND_BY_LABEL.get(dst, "unknown"))
+        key = (DIRECTION_BY_LABEL.get(op, op), MEM_KIND_BY_LABEL.get(src, "unknown"),
+               MEM_KIND_BY_LABEL.get(dst, "unknown"))
         for i, v in enumerate((n, b, t)):
             expected[key][i] += v
     got = {(c.direction, c.src_kind, c.dst_kind): [c.count, c.bytes, c.total_ns] for c in s.copies.by_kind}

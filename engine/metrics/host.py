@@ -216,6 +216,7 @@ class MarkerScan:
     extent: tuple[int | None, int | None]                # first start, last end of the valid ranges
 
     def summary(self, span_start: int) -> MarkerSummary:
+        """The MarkerSummary, with top-level starts relative to `span_start`."""
         top_ranges = [TopLevelRange(pid=p, tid=t, name=n, start_ns=st - span_start, duration_ns=d)
                       for d, _, p, t, st, n in sorted(self.top, reverse=True)]
         by_name = [MarkerStats(name=n, domain=d, count=c, total_ns=t, mean_ns=t / c, max_depth=md)

@@ -1,9 +1,12 @@
 """Per-kernel statistics grouped by full demangled name.
 
-Everything is computed in numpy from the integer columns fetched once for interval merging: count,
+Timing statistics are computed in numpy from the columns fetched once for interval merging: count,
 total, min, max, mean, the population standard deviation with the two-pass formula
-std = sqrt(Σ(d − mean)² / n) (never E[d²] − E[d]², which loses precision and can go negative), and
-the most frequent launch configuration, carried as three packed integer columns (see CONFIG_SQL).
+std = sqrt(Σ(d − mean)² / n) (never E[d²] − E[d]², which loses precision and can go negative).
+The most frequent launch configuration per name comes from `launch_configs`: a DISTINCT over the
+configuration columns (a kernel name nearly always has one configuration, and SQLite finds the few
+distinct rows in a fraction of the time it takes to ship nine more integers per kernel to Python);
+only names with several configurations have their rows' configurations fetched and counted.
 Names come from the small kernel_names relation.
 """
 
@@ -17,23 +20,30 @@ import numpy as np
 from engine.metrics.model import HardwareLimits, KernelStats
 from engine.profile.relations import VALID, Relations
 
-# The launch configuration packed into three integers per kernel row, so that it travels in the one
-# fetch of the kernels relation instead of a grouped scan over nine columns (seconds on 1 M rows).
-# Field widths cover every legal value: grid y and z < 2**31 (HIP work-item grids are 32-bit),
-# block dimensions <= 1024 < 2**11, registers per thread <= 255 (CUDA) / 512 VGPRs (AMD) < 2**10,
-# shared memory / LDS per block <= 227 KiB < 2**19. A row with any part unknown packs to -1.
-CONFIG_SQL = {
-    "cfg_grid_x": "grid_x",
-    "cfg_grid_yz": "(grid_y << 32) | grid_z",
-    "cfg_block": (
-        "CASE WHEN block_x IS NULL OR block_y IS NULL OR block_z IS NULL OR registers_per_thread IS NULL "
-        "THEN -1 ELSE (block_x << 51) | (block_y << 40) | (block_z << 29) | (registers_per_thread << 19) "
-        "| (coalesce(static_shared_bytes, 0) + coalesce(dynamic_shared_bytes, 0)) END"),
-}
+CONFIG_COLUMNS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers_per_thread",
+                  "static_shared_bytes", "dynamic_shared_bytes")
+
+
+def pack_configs(c: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A launch configuration as three integers (grid x; grid y and z; block, registers, shared).
+
+    Inputs use -1 for unknown. Field widths cover every legal value: grid y and z < 2**31 (HIP
+    work-item grids are 32-bit), block dimensions <= 1024 < 2**11, registers per thread <= 255
+    (CUDA) / 512 VGPRs (AMD) < 2**10, shared memory / LDS per block <= 227 KiB < 2**19. A part with
+    any field unknown packs to -1.
+    """
+    gy, gz = c["grid_y"].astype(np.int64), c["grid_z"].astype(np.int64)
+    bx, by, bz = (c[k].astype(np.int64) for k in ("block_x", "block_y", "block_z"))
+    regs = c["registers_per_thread"].astype(np.int64)
+    shared = np.maximum(c["static_shared_bytes"], 0) + np.maximum(c["dynamic_shared_bytes"], 0)
+    gyz = np.where((gy < 0) | (gz < 0), -1, (gy << 32) | np.maximum(gz, 0))
+    known = (bx >= 0) & (by >= 0) & (bz >= 0) & (regs >= 0)
+    blk = np.where(known, (bx << 51) | (by << 40) | (bz << 29) | (regs << 19) | shared, -1)
+    return c["grid_x"].astype(np.int64), gyz, blk
 
 
 def unpack_config(gx: int, gyz: int, blk: int) -> dict[str, Any]:
-    """Inverse of CONFIG_SQL for one row."""
+    """Inverse of pack_configs for one row."""
     grid = None if gx < 0 or gyz < 0 else [gx, gyz >> 32, gyz & 0xFFFFFFFF]
     if blk < 0:
         return {"grid": grid, "block": None, "regs": None, "shared": None}
@@ -41,8 +51,32 @@ def unpack_config(gx: int, gyz: int, blk: int) -> dict[str, Any]:
             "regs": (blk >> 19) & 0x3FF, "shared": blk & 0x7FFFF}
 
 
+def launch_configs(rel: Relations) -> dict[int, tuple[dict[str, Any], int]]:
+    """name_id (-1: none) -> (most frequent launch configuration, number of distinct configurations).
+
+    Over the well-formed kernel rows, like every other kernel statistic. Ties between equally
+    frequent configurations go to the smallest packed value.
+    """
+    cols = ", ".join(f"coalesce({c}, -1)" for c in ("name_id", *CONFIG_COLUMNS))
+    rows = rel.query(f"SELECT DISTINCT {cols} FROM pa_kernels WHERE {VALID}")
+    if not rows:
+        return {}
+    arr = np.array(rows, dtype=np.int64).reshape(len(rows), 1 + len(CONFIG_COLUMNS))
+    packed = pack_configs({c: arr[:, i + 1] for i, c in enumerate(CONFIG_COLUMNS)})
+    distinct: dict[int, set[tuple[int, int, int]]] = defaultdict(set)
+    for nid, gx, gyz, blk in zip(arr[:, 0].tolist(), *(p.tolist() for p in packed), strict=True):
+        distinct[nid].add((gx, gyz, blk))
+    out = {nid: (unpack_config(*next(iter(cfgs))), 1) for nid, cfgs in distinct.items() if len(cfgs) == 1}
+    multi = sorted(nid for nid, cfgs in distinct.items() if len(cfgs) > 1)
+    if multi:
+        where = f"coalesce(name_id, -1) IN ({', '.join(str(n) for n in multi)})"
+        k = rel.intervals("kernels", ("name_id", *CONFIG_COLUMNS), where=where)[0]
+        out.update(_modal_configs(k["name_id"], *pack_configs(k)))
+    return out
+
+
 def kernel_stats(names: dict[int, tuple[str | None, str | None]], name_ids: np.ndarray, durations: np.ndarray,
-                 devices_of_kernel: np.ndarray, configs: dict[str, np.ndarray],
+                 devices_of_kernel: np.ndarray, configs: dict[int, tuple[dict[str, Any], int]],
                  hardware: dict[int, HardwareLimits]) -> list[KernelStats]:
     """Statistics for every kernel name, largest total time first."""
     if len(name_ids) == 0:
@@ -64,12 +98,11 @@ def kernel_stats(names: dict[int, tuple[str | None, str | None]], name_ids: np.n
     kdevs: dict[int, set[int]] = defaultdict(set)
     for key in np.unique((idx.astype(np.int64) << 16) | (devices_of_kernel & 0xFFFF)).tolist():
         kdevs[key >> 16].add(key & 0xFFFF)
-    modes = _modal_configs(idx, configs)
     total_gpu = int(durations.sum())
     out = []
     for i, nid in enumerate(uniq.tolist()):
         name, short = names.get(nid, (None, None))
-        cfg, n_cfg = modes[i]
+        cfg, n_cfg = configs.get(nid, (unpack_config(-1, -1, -1), 0))
         devs = sorted(kdevs.get(i, set()))
         hw = hardware.get(devs[0]) if devs else None
         m = float(mean[i])
@@ -87,30 +120,23 @@ def kernel_stats(names: dict[int, tuple[str | None, str | None]], name_ids: np.n
     return out
 
 
-def _modal_configs(idx: np.ndarray, configs: dict[str, np.ndarray]) -> list[tuple[dict[str, Any], int]]:
-    """Per kernel index: the most frequent configuration and the number of distinct configurations.
-
-    Ties between equally frequent configurations go to the smallest packed value.
-    """
-    gx, gyz, blk = configs["cfg_grid_x"], configs["cfg_grid_yz"], configs["cfg_block"]
-    order = np.lexsort((blk, gyz, gx, idx))
-    k, a, b, c = idx[order], gx[order], gyz[order], blk[order]
+def _modal_configs(name_ids: np.ndarray, gx: np.ndarray, gyz: np.ndarray,
+                   blk: np.ndarray) -> dict[int, tuple[dict[str, Any], int]]:
+    """Per name id: the most frequent packed configuration and the number of distinct ones."""
+    order = np.lexsort((blk, gyz, gx, name_ids))
+    k, a, b, c = name_ids[order], gx[order], gyz[order], blk[order]
     new = np.ones(len(k), dtype=bool)
     new[1:] = (k[1:] != k[:-1]) | (a[1:] != a[:-1]) | (b[1:] != b[:-1]) | (c[1:] != c[:-1])
     starts = np.flatnonzero(new)
     run_len = np.diff(np.append(starts, len(k)))
-    out: list[tuple[dict[str, Any], int]] = []
-    best: dict[int, tuple[int, int]] = {}   # kernel index -> (run length, start position)
+    best: dict[int, tuple[int, int]] = {}   # name id -> (run length, start position)
     n_cfg: dict[int, int] = defaultdict(int)
     for pos, length in zip(starts.tolist(), run_len.tolist(), strict=True):
-        kid = int(k[pos])
-        n_cfg[kid] += 1
-        if kid not in best or length > best[kid][0]:
-            best[kid] = (length, pos)
-    for kid in range(int(idx.max()) + 1):
-        pos = best[kid][1]
-        out.append((unpack_config(int(a[pos]), int(b[pos]), int(c[pos])), n_cfg[kid]))
-    return out
+        nid = int(k[pos])
+        n_cfg[nid] += 1
+        if nid not in best or length > best[nid][0]:
+            best[nid] = (length, pos)
+    return {nid: (unpack_config(int(a[pos]), int(b[pos]), int(c[pos])), n_cfg[nid]) for nid, (_, pos) in best.items()}
 
 
 def kernel_names(rel: Relations) -> dict[int, tuple[str | None, str | None]]:

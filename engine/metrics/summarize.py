@@ -17,7 +17,7 @@ from engine.metrics import host as host_metrics
 from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops, device_activity, idle_gaps, stream_stats
 from engine.metrics.degraded import rocpd_capture_checks
-from engine.metrics.kernels import CONFIG_SQL, kernel_names, kernel_stats
+from engine.metrics.kernels import kernel_names, kernel_stats, launch_configs
 from engine.metrics.model import (
     CopyStats,
     CopySummary,
@@ -119,7 +119,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped]
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
-    kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"), CONFIG_SQL)
+    kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
     copies, cx = _ops(rel, "copies", warnings, ("bytes",), COPY_CODES)
     memsets, _ = _ops(rel, "memsets", warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
@@ -172,7 +172,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
 
     hw_by_dev = {d: h for d, (_, h) in hardware.items()}
     knames = kernel_names(rel) if rel.available("kernels") else {}
-    kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, kx, hw_by_dev) \
+    kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, launch_configs(rel), hw_by_dev) \
         if rel.available("kernels") else []
 
     copies_summary = None

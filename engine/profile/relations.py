@@ -169,7 +169,7 @@ class Relations:
         sql = self.cte(f"SELECT {', '.join(outer)} FROM (SELECT {row_id} AS pa_row_id, {', '.join(inner)} "
                        f"FROM {TABLE_PREFIX}{relation}{clause}{tail})")
         out = _GrowingColumns([np.dtype(dtypes.get(c, np.int64)) for c in names])
-        partial: list[list[object]] = [[] for _ in aggs]
+        partial: list[list[int]] = [[] for _ in aggs]
         last = np.iinfo(np.int64).min
         while True:
             row = self.conn.execute(sql, (last, chunk_rows) if keyset else ()).fetchone()
@@ -178,13 +178,13 @@ class Relations:
             out.append(parsed, kept)
             for i, value in enumerate(row[3 + len(names):]):
                 if value is not None:
-                    partial[i].append(value)
+                    partial[i].append(int(value))
             if not keyset or seen < chunk_rows or max_row_id is None:
                 break
             last = int(max_row_id)
-        combine = {"min": min, "max": max, "sum": sum}
-        values = {name: (combine[fn](partial[i]) if partial[i] else None)  # type: ignore[operator]
-                  for i, (name, (fn, _)) in enumerate(aggs.items())}
+        combine: dict[str, Callable[[list[int]], int]] = {"min": min, "max": max, "sum": sum}
+        values: dict[str, int | None] = {name: (int(combine[fn](partial[i])) if partial[i] else None)
+                                         for i, (name, (fn, _)) in enumerate(aggs.items())}
         return Scan(dict(zip(names, out.columns(), strict=True)), values)
 
     def _keyset_ok(self, relation: str) -> bool:
@@ -266,15 +266,12 @@ class Scan:
     """What `Relations.scan` returns: the fetched columns and the whole-relation aggregates."""
 
     columns: dict[str, np.ndarray]
-    aggregates: dict[str, object]
+    aggregates: dict[str, int | None]
 
 
 def _parse_ints(text: str | None, expected: int) -> np.ndarray:
     """Parse one group_concat column; its length must be the row count SQLite reported."""
-    if text is None or expected == 0:
-        arr = np.zeros(0, dtype=np.int64)
-    else:
-        arr = np.fromstring(text, dtype=np.int64, sep=",")
+    arr = np.fromstring(text, dtype=np.int64, sep=",") if text is not None and expected else np.zeros(0, np.int64)
     if len(arr) != expected:
         raise RuntimeError(f"column transport read {len(arr)} values where SQLite counted {expected}")
     return arr

@@ -1,0 +1,62 @@
+"""The launch configuration reported per kernel name is the most frequent one, counted by hand here.
+
+pa finds the distinct configurations with one DISTINCT and counts rows only for names that have
+several; this plants names with one, two and tied configurations, plus a malformed row whose
+configuration must not count, and checks both vendors' query sets.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.metrics.summarize import summarize
+from engine.synth.nsys_writer import write_nsys
+from engine.synth.rocpd_writer import write_rocpd
+from engine.synth.scenario import ApiCall, Device, Kernel, Process, Scenario
+
+A = dict(grid=(128, 1, 1), block=(256, 1, 1), registers_per_thread=32)
+B = dict(grid=(64, 2, 1), block=(128, 2, 1), registers_per_thread=40, static_shared_bytes=4096)
+C = dict(grid=(8, 1, 1), block=(1024, 1, 1), registers_per_thread=64, dynamic_shared_bytes=2048)
+PLAN = {
+    "single(float*)": [A] * 4,                # one configuration
+    "mostly_b(float*)": [A] * 3 + [B] * 5,     # B is the mode, 2 configurations
+    "tied(float*)": [B] * 2 + [C] * 2 + [A],   # B and C tie; 3 configurations
+}
+
+
+def _scenario() -> Scenario:
+    dev = Device(id=0, name="NVIDIA A100-SXM4-40GB", sm_count=108, clock_hz=1_410_000_000,
+                 threads_per_warp=32, max_warps_per_sm=64, max_shared_per_sm=167936,
+                 max_shared_per_block=49152, compute_capability=(8, 0))
+    sc = Scenario(name="configs", description="", host_name="h", devices=[dev],
+                  processes=[Process(pid=7, name="app", threads={7: "main"})])
+    t, corr = 1_000_000, 0
+    for name, cfgs in PLAN.items():
+        for cfg in cfgs:
+            corr += 1
+            sc.api_calls.append(ApiCall(7, 7, t, t + 400, "launch", corr))
+            sc.kernels.append(Kernel(7, 0, 1, t + 1000, t + 3000, name, correlation_id=corr, **cfg))  # type: ignore[arg-type]
+            t += 10_000
+    # still open at the end of the capture (end < start): its configuration must not count
+    sc.kernels.append(Kernel(7, 0, 1, t + 3000, t + 1000, "single(float*)", correlation_id=0, **C))  # type: ignore[arg-type]
+    return sc
+
+
+@pytest.mark.parametrize("fmt", ["nsys", "rocprofv3"])
+def test_modal_configuration_and_count_of_configurations(tmp_path: Path, fmt: str):
+    path = tmp_path / f"configs.{fmt}.db"
+    if fmt == "nsys":
+        write_nsys(_scenario(), path)
+    else:
+        write_rocpd(_scenario(), path, flavour=fmt)
+    by_name = {k.name: k for k in summarize(path).kernels}
+    single, mostly_b, tied = (by_name[n] for n in PLAN)
+    assert (single.grid, single.block, single.registers_per_thread, single.launch_configs) == \
+        ([128, 1, 1], [256, 1, 1], 32, 1)
+    assert (mostly_b.grid, mostly_b.block, mostly_b.registers_per_thread, mostly_b.shared_bytes,
+            mostly_b.launch_configs) == ([64, 2, 1], [128, 2, 1], 40, 4096, 2)
+    assert tied.launch_configs == 3
+    # A tie goes to the smaller packed configuration: grid x 8 (C) packs below grid x 64 (B).
+    assert (tied.grid, tied.block, tied.shared_bytes) == ([8, 1, 1], [1024, 1, 1], 2048)
