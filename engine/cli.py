@@ -39,12 +39,13 @@ def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, ranks: 
     files = expand(profiles)
     if len(files) == 1:
         from engine.metrics.summarize import summarize
-        from engine.summary_render import print_summary
 
         result = summarize(files[0], keep_paths=keep_paths, max_phases=ranks.max_phases)
         if as_json:
             click.echo(result.model_dump_json(indent=2))
         else:
+            from engine.summary_render import print_summary  # rich loads only for the table view
+
             print_summary(result)
         return
     from engine.ranks import cross_rank, summarize_ranks

@@ -7,6 +7,7 @@ over the threads of a process (then summed over processes, which run on their ow
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -214,6 +215,37 @@ class MarkerScan:
     top_count: int
     open_ranges: int
     extent: tuple[int | None, int | None]                # first start, last end of the valid ranges
+    # Per thread, the ranges at depth 0 within their (domain, kind): the only candidates for a
+    # thread's top-level ranges. Compact arrays ('q'), since rocprof-sys files hold millions.
+    thread_tops: dict[tuple[int, int], tuple[array, array, array]]
+    top_names: list[str]                                 # name code -> name, for thread_tops
+
+    def top_level_runs(self) -> list[list[tuple[str, int, int]]]:
+        """Per thread: runs (name, start, end) of consecutive same-named top-level ranges.
+
+        Top-level across domains and kinds: sorted by start (longest first on ties), a range that
+        starts inside the last kept range is not top-level. Ranges nested in their own domain never
+        are, which is why only depth-0 ranges are kept as candidates.
+        """
+        out = []
+        for starts, ends, codes in self.thread_tops.values():
+            s = np.frombuffer(starts, dtype=np.int64)
+            e = np.frombuffer(ends, dtype=np.int64)
+            c = np.frombuffer(codes, dtype=np.int64)
+            order = np.lexsort((-e, s))
+            runs: list[tuple[str, int, int]] = []
+            last_end: int | None = None
+            for start, end, code in zip(s[order].tolist(), e[order].tolist(), c[order].tolist(), strict=True):
+                if last_end is not None and start < last_end:
+                    continue
+                last_end = end
+                name = self.top_names[code]
+                if runs and runs[-1][0] == name:
+                    runs[-1] = (name, runs[-1][1], end)
+                else:
+                    runs.append((name, start, end))
+            out.append(runs)
+        return out
 
     def summary(self, span_start: int) -> MarkerSummary:
         """The MarkerSummary, with top-level starts relative to `span_start`."""
@@ -246,6 +278,8 @@ def scan_markers(rel: Relations) -> MarkerScan:
     top_count = count = open_ranges = 0
     first: int | None = None
     last: int | None = None
+    thread_tops: dict[tuple[int, int], tuple[array, array, array]] = {}
+    name_codes: dict[str, int] = {}
     for pid, tid, start, end, name, domain, kind, valid in cursor:
         if not valid:
             open_ranges += 1
@@ -269,12 +303,19 @@ def scan_markers(rel: Relations) -> MarkerScan:
             entry[2] = depth
         if depth == 0:
             top_count += 1
+            cand = thread_tops.get((pid, tid))
+            if cand is None:
+                cand = thread_tops[(pid, tid)] = (array("q"), array("q"), array("q"))
+            cand[0].append(start)
+            cand[1].append(end)
+            cand[2].append(name_codes.setdefault(name, len(name_codes)))
             item = (end - start, -start, pid, tid, start, name)
             if len(top) < TOP_LEVEL_LISTED:
                 heapq.heappush(top, item)
             elif item > top[0]:
                 heapq.heapreplace(top, item)
-    return MarkerScan(dict(stats), top, count, top_count, open_ranges, (first, last))
+    return MarkerScan(dict(stats), top, count, top_count, open_ranges, (first, last), thread_tops,
+                      list(name_codes))
 
 
 def mpi_summary(rel: Relations, span_ns: int) -> MpiSummary:

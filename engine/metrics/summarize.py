@@ -7,6 +7,7 @@ zero).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from engine.metrics.transfers import COPY_CODES, copy_stats, host_link, memset_s
 from engine.phases.detect import DEFAULT_MAX_PHASES, detect_phases
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly, sha256_of
-from engine.profile.queryset import resolve
+from engine.profile.queryset import QuerySet, resolve
 from engine.profile.relations import VALID, Relations
 
 GPU_RELATIONS = ("kernels", "copies", "memsets")
@@ -51,6 +52,15 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
         rel = Relations.bind(conn, qs)
         return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
                           keep_paths, max_phases)
+    finally:
+        conn.close()
+
+
+def _kernel_scan(path: Path, query_set: QuerySet, warnings: list[str]) -> tuple[Ops, dict[str, np.ndarray]]:
+    """The kernel scan, on a read-only connection of this thread's own."""
+    conn = open_readonly(path)
+    try:
+        return _ops(Relations.bind(conn, query_set), "kernels", warnings, ("name_id", "correlation_id"))
     finally:
         conn.close()
 
@@ -119,16 +129,31 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped]
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
-    kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
-    copies, cx = _ops(rel, "copies", warnings, ("bytes",), COPY_CODES)
-    memsets, _ = _ops(rel, "memsets", warnings)
-    api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
+    # The scan of the kernel table (the largest) runs on a connection of its own in a second
+    # thread while this one reads every other relation. SQLite does its work, including
+    # the column transport's string building, inside sqlite3_step, which releases the GIL, so the
+    # two halves overlap on two cores. Each thread owns its connection; nothing else is shared.
+    kernel_warnings: list[str] = []
+    other_warnings: list[str] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        kernel_job = pool.submit(_kernel_scan, path, rel.query_set, kernel_warnings)
+        digest_job = pool.submit(sha256_of, path)  # hashlib releases the GIL too
+        copies, cx = _ops(rel, "copies", other_warnings, ("bytes",), COPY_CODES)
+        memsets, _ = _ops(rel, "memsets", other_warnings)
+        api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
+        marker_scan = host_metrics.scan_markers(rel) if rel.available("markers") else None
+        hardware = _hardware(rel)
+        knames = kernel_names(rel) if rel.available("kernels") else {}
+        configs = launch_configs(rel) if rel.available("kernels") else {}
+        memsets_summary = memset_stats(rel) if rel.available("memsets") else None
+        rank = _single_rank(rel)
+        kernels, kx = kernel_job.result()
+        digest = digest_job.result()
+    warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
     if api is not None and api.invalid:
         warnings.append(f"{api.invalid} api_calls record(s) with no end or end < start were ignored")
-    marker_scan = host_metrics.scan_markers(rel) if rel.available("markers") else None
     span_start, span_end = _span(rel, [kernels, copies, memsets], api, marker_scan)
     span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
-    hardware = _hardware(rel)
     acts = device_activity(kernels, copies, memsets)
 
     all_pids_by_device: dict[int, set[int]] = {}
@@ -171,8 +196,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
         exposed_copy_ns=exposed_copy)
 
     hw_by_dev = {d: h for d, (_, h) in hardware.items()}
-    knames = kernel_names(rel) if rel.available("kernels") else {}
-    kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, launch_configs(rel), hw_by_dev) \
+    kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, configs, hw_by_dev) \
         if rel.available("kernels") else []
 
     copies_summary = None
@@ -198,17 +222,17 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     summary = ProfileSummary(
         pa_version=__version__,
         profile=ProfileInfo(
-            file_name=path.name, path=str(path.resolve()) if keep_paths else None, sha256=sha256_of(path),
+            file_name=path.name, path=str(path.resolve()) if keep_paths else None, sha256=digest,
             size_bytes=path.stat().st_size, format=fmt, vendor=vendor, schema_version=schema_version,
             product_version=product_version or meta.get("product_version"), query_set=rel.query_set.name,
             query_files=[QueryFileRef(relation=r, path=qf.display_path, sha256=qf.sha256)
                          for r, qf in sorted(rel.query_set.files.items())],
             host_name=meta.get("host_name"),
-            rank=_single_rank(rel)),
+            rank=rank),
         span_start_ns=span_start, span_end_ns=span_end, span_ns=span,
         gpu=gpu, devices=devices, idle_gaps=gaps, kernels=kstats,
         copies=copies_summary,
-        memsets=memset_stats(rel) if rel.available("memsets") else None,
+        memsets=memsets_summary,
         sync=host_metrics.sync_summary(rel, api, span) if api else None,
         launch=host_metrics.launch_summary(api, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
         streams=stream_stats(kernels, copies, memsets, span),
@@ -219,7 +243,8 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
                              kernels={"start": kernels.start, "end": kernels.end, "name_id": kx["name_id"],
                                       "device": kernels.device},
                              names={i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
-                             prefetched=_prefetched_for_phases(rel, copies, cx, memsets, api))
+                             prefetched=_prefetched_for_phases(rel, copies, cx, memsets, api),
+                             marker_runs=marker_scan.top_level_runs() if marker_scan is not None else [])
         if span_start is not None and span_end is not None else None,
         skipped=skipped, warnings=warnings)
     _degraded_capture_checks(rel, summary, api)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.metrics import intervals as iv
+from engine.metrics.host import scan_markers
 from engine.metrics.kernels import kernel_names
 from engine.phases.model import PhaseKernel, PhaseSummary
 from engine.phases.segment import (
@@ -58,13 +59,14 @@ class Cut:
 def detect_phases(rel: Relations, span_start: int, span_end: int, max_phases: int = DEFAULT_MAX_PHASES,
                   windows: int = DEFAULT_WINDOWS, kernels: dict[str, np.ndarray] | None = None,
                   names: dict[int, tuple[str, str | None]] | None = None,
-                  prefetched: dict[str, dict[str, np.ndarray]] | None = None) -> list[PhaseSummary] | None:
+                  prefetched: dict[str, dict[str, np.ndarray]] | None = None,
+                  marker_runs: list[list[tuple[str, int, int]]] | None = None) -> list[PhaseSummary] | None:
     """Phases of the profile, or None when there are no kernels to segment (nothing to say).
 
-    `kernels` (start, end, name_id, device arrays), `names` (name_id -> (name, short name)) and
+    `kernels` (start, end, name_id, device arrays), `names` (name_id -> (name, short name)),
     `prefetched` (relation -> columns: copies and memsets with start, end, device, bytes; "sync" with
-    pid, start, end) may be passed when the caller has fetched them already: on large profiles every
-    second pass over a relation costs seconds.
+    pid, start, end) and `marker_runs` (MarkerScan.top_level_runs()) may be passed when the caller
+    has read them already: on large profiles every second pass over a relation costs seconds.
     """
     if not rel.available("kernels") or span_end <= span_start:
         return None
@@ -73,43 +75,24 @@ def detect_phases(rel: Relations, span_start: int, span_end: int, max_phases: in
         return None
     if names is None:
         names = {i: (n or f"<name id {i}>", sn) for i, (n, sn) in kernel_names(rel).items()}
-    cut = marker_cut(rel, span_start, span_end, max_phases) if max_phases > 1 else None
+    if marker_runs is None and max_phases > 1 and rel.available("markers"):
+        marker_runs = scan_markers(rel).top_level_runs()
+    cut = marker_cut(marker_runs or [], span_start, span_end, max_phases) if max_phases > 1 else None
     if cut is None:
         cut = mix_cut(k, span_start, span_end, max_phases, windows)
     return phase_metrics(rel, cut, k, names, span_start, prefetched)
 
 
-def _top_level_runs(rel: Relations) -> list[list[tuple[str, int, int]]]:
-    """Per thread: runs (name, start, end) of consecutive same-named top-level ranges."""
-    # Streamed, not fetched: rocprof-sys files hold millions of marker rows, while the runs kept
-    # per thread are few.
-    rows = rel.conn.execute(rel.cte(f"SELECT pid, tid, start, \"end\", coalesce(name, '') FROM pa_markers "
-                                    f"WHERE {VALID} ORDER BY pid, tid, start, \"end\" DESC"))
-    by_thread: dict[tuple[int, int], list[tuple[str, int, int]]] = defaultdict(list)
-    last_end: dict[tuple[int, int], int] = {}
-    for pid, tid, start, end, name in rows:
-        key = (pid, tid)
-        if key in last_end and start < last_end[key]:
-            continue                      # nested inside the current top-level range
-        last_end[key] = end
-        runs = by_thread[key]
-        if runs and runs[-1][0] == name:
-            runs[-1] = (name, runs[-1][1], end)
-        else:
-            runs.append((name, start, end))
-    return list(by_thread.values())
-
-
-def marker_cut(rel: Relations, span_start: int, span_end: int, max_phases: int) -> Cut | None:
+def marker_cut(runs_by_thread: list[list[tuple[str, int, int]]], span_start: int, span_end: int,
+               max_phases: int) -> Cut | None:
     """Phases from top-level NVTX/rocTX ranges when they tile most of the span (see module docs).
 
-    Among threads with 2 … max_phases runs covering ≥ MARKER_COVERAGE of the span, the one covering
-    the most wins (a thread with one range around the whole run says nothing about phases).
+    `runs_by_thread` is MarkerScan.top_level_runs(). Among threads with 2 … max_phases runs
+    covering ≥ MARKER_COVERAGE of the span, the one covering the most wins (a thread with one range
+    around the whole run says nothing about phases).
     """
-    if not rel.available("markers"):
-        return None
     best: tuple[int, list[tuple[str, int, int]]] | None = None
-    for runs in _top_level_runs(rel):
+    for runs in runs_by_thread:
         if not 2 <= len(runs) <= max_phases:
             continue
         covered = iv.union_length(np.array([s for _, s, _ in runs]), np.array([e for _, _, e in runs]))

@@ -1,14 +1,12 @@
 -- relation: api_calls
 -- requires: CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId, nameId), StringIds(id, value)
 -- description: CUDA runtime and driver API calls. The kind is read from the function name, covering every spelling across CUDA versions (cudaLaunchKernel_v7000, cudaLaunchKernelExC, cuLaunchKernel, cuLaunchKernelEx, cudaLaunchCooperativeKernel, graph launches). cudaStreamWaitEvent is not a CPU-blocking sync and stays "other".
-SELECT
-    r.rowid AS row_id,
-    (r.globalTid >> 24) & 16777215 AS pid,
-    r.globalTid & 16777215 AS tid,
-    r.start AS start,
-    r."end" AS "end",
-    r.nameId AS name_id,
-    s.value AS name,
+-- Names are classified once per string, not once per call: DISTINCT keeps SQLite from flattening
+-- this CTE back into two dozen LIKE tests on every row. Every CUDA runtime and driver function
+-- name starts with "cu", so only those strings are classified (the CTE is built again for each
+-- chunk of a chunked read, so it must not scan the calls themselves).
+WITH kinds AS (
+    SELECT DISTINCT s.id AS id,
     CASE
         WHEN s.value LIKE 'cudaGraphLaunch%' OR s.value LIKE 'cuGraphLaunch%' THEN 'graph_launch'
         WHEN s.value LIKE 'cudaLaunchKernel%' OR s.value LIKE 'cudaLaunchCooperativeKernel%'
@@ -26,7 +24,20 @@ SELECT
           OR s.value LIKE 'cuMemHostAlloc%' THEN 'alloc'
         WHEN s.value LIKE 'cudaFree%' OR s.value LIKE 'cuMemFree%' THEN 'free'
         ELSE 'other'
-    END AS kind,
+    END AS kind
+    FROM StringIds AS s
+    WHERE s.value LIKE 'cu%'
+)
+SELECT
+    r.rowid AS row_id,
+    (r.globalTid >> 24) & 16777215 AS pid,
+    r.globalTid & 16777215 AS tid,
+    r.start AS start,
+    r."end" AS "end",
+    r.nameId AS name_id,
+    s.value AS name,
+    coalesce(k.kind, 'other') AS kind,
     r.correlationId AS correlation_id
 FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r
 LEFT JOIN StringIds AS s ON s.id = r.nameId
+LEFT JOIN kinds AS k ON k.id = r.nameId
