@@ -33,6 +33,7 @@ from engine.metrics.model import (
 )
 from engine.metrics.transfers import COPY_CODES, copy_stats, host_link, memset_stats
 from engine.phases.detect import DEFAULT_MAX_PHASES, detect_phases
+from engine.phases.model import PhaseSummary
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly, sha256_of
 from engine.profile.queryset import QuerySet, resolve
@@ -61,6 +62,19 @@ def _kernel_scan(path: Path, query_set: QuerySet, warnings: list[str]) -> tuple[
     conn = open_readonly(path)
     try:
         return _ops(Relations.bind(conn, query_set), "kernels", warnings, ("name_id", "correlation_id"))
+    finally:
+        conn.close()
+
+
+def _phases(path: Path, query_set: QuerySet, span_start: int, span_end: int, max_phases: int,
+            kernels: dict[str, np.ndarray], names: dict[int, tuple[str, str | None]],
+            prefetched: dict[str, dict[str, np.ndarray]],
+            marker_runs: list[list[tuple[str, int, int]]]) -> list[PhaseSummary] | None:
+    """Phase detection, on a read-only connection of this thread's own."""
+    conn = open_readonly(path)
+    try:
+        return detect_phases(Relations.bind(conn, query_set), span_start, span_end, max_phases,
+                             kernels=kernels, names=names, prefetched=prefetched, marker_runs=marker_runs)
     finally:
         conn.close()
 
@@ -125,41 +139,55 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]
 def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version: str,
                product_version: str | None, keep_paths: bool,
                max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSummary:
+    # One worker thread beside this one, with connections of its own: it scans the kernel table
+    # while this thread reads every other relation, then detects phases while this thread computes
+    # the per-device, per-kernel and host metrics. SQLite (inside sqlite3_step), hashlib and
+    # numpy's large-array loops release the GIL, so the two halves overlap on two cores.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return _summarize_in(pool, rel, path, fmt, vendor, schema_version, product_version, keep_paths,
+                             max_phases)
+
+
+def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str, vendor: str,
+                  schema_version: str, product_version: str | None, keep_paths: bool,
+                  max_phases: int) -> ProfileSummary:
     warnings: list[str] = list(rel.query_set.warnings)
     skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped]
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
-    # The scan of the kernel table (the largest) runs on a connection of its own in a second
-    # thread while this one reads every other relation. SQLite does its work, including
-    # the column transport's string building, inside sqlite3_step, which releases the GIL, so the
-    # two halves overlap on two cores. Each thread owns its connection; nothing else is shared.
     kernel_warnings: list[str] = []
     other_warnings: list[str] = []
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        kernel_job = pool.submit(_kernel_scan, path, rel.query_set, kernel_warnings)
-        digest_job = pool.submit(sha256_of, path)  # hashlib releases the GIL too
-        copies, cx = _ops(rel, "copies", other_warnings, ("bytes",), COPY_CODES)
-        memsets, _ = _ops(rel, "memsets", other_warnings)
-        api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
-        marker_scan = host_metrics.scan_markers(rel) if rel.available("markers") else None
-        hardware = _hardware(rel)
-        knames = kernel_names(rel) if rel.available("kernels") else {}
-        configs = launch_configs(rel) if rel.available("kernels") else {}
-        memsets_summary = memset_stats(rel) if rel.available("memsets") else None
-        rank = _single_rank(rel)
-        kernels, kx = kernel_job.result()
-        digest = digest_job.result()
+    kernel_job = pool.submit(_kernel_scan, path, rel.query_set, kernel_warnings)
+    digest_job = pool.submit(sha256_of, path)  # hashlib releases the GIL too
+    copies, cx = _ops(rel, "copies", other_warnings, ("bytes",), COPY_CODES)
+    memsets, _ = _ops(rel, "memsets", other_warnings)
+    api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
+    marker_scan = host_metrics.scan_markers(rel) if rel.available("markers") else None
+    hardware = _hardware(rel)
+    knames = kernel_names(rel) if rel.available("kernels") else {}
+    configs = launch_configs(rel) if rel.available("kernels") else {}
+    memsets_summary = memset_stats(rel) if rel.available("memsets") else None
+    rank = _single_rank(rel)
+    kernels, kx = kernel_job.result()
+    digest = digest_job.result()
     warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
     if api is not None and api.invalid:
         warnings.append(f"{api.invalid} api_calls record(s) with no end or end < start were ignored")
     span_start, span_end = _span(rel, [kernels, copies, memsets], api, marker_scan)
     span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
+    phases_job = pool.submit(
+        _phases, path, rel.query_set, int(span_start), int(span_end), max_phases,
+        {"start": kernels.start, "end": kernels.end, "name_id": kx["name_id"], "device": kernels.device},
+        {i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
+        _prefetched_for_phases(rel, copies, cx, memsets, api),
+        marker_scan.top_level_runs() if marker_scan is not None else []) \
+        if span_start is not None and span_end is not None else None
     acts = device_activity(kernels, copies, memsets)
 
     all_pids_by_device: dict[int, set[int]] = {}
     for ops in (kernels, copies, memsets):
-        for d, p in set(zip(ops.device.tolist(), ops.pid.tolist(), strict=True)):
-            all_pids_by_device.setdefault(d, set()).add(p)
+        for d in np.unique(ops.device).tolist():
+            all_pids_by_device.setdefault(d, set()).update(np.unique(ops.pid[ops.device == d]).tolist())
 
     devices: list[DeviceSummary] = []
     gaps: list[DeviceGaps] = []
@@ -239,13 +267,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
         markers=marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None,
         mpi=host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None,
         overhead=host_metrics.overhead_summary(rel, span) if rel.available("overhead") else None,
-        phases=detect_phases(rel, int(span_start), int(span_end), max_phases,
-                             kernels={"start": kernels.start, "end": kernels.end, "name_id": kx["name_id"],
-                                      "device": kernels.device},
-                             names={i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
-                             prefetched=_prefetched_for_phases(rel, copies, cx, memsets, api),
-                             marker_runs=marker_scan.top_level_runs() if marker_scan is not None else [])
-        if span_start is not None and span_end is not None else None,
+        phases=phases_job.result() if phases_job is not None else None,
         skipped=skipped, warnings=warnings)
     _degraded_capture_checks(rel, summary, api)
     return summary
