@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,14 +51,26 @@ class ApiCalls:
     end: np.ndarray
     name_id: np.ndarray       # int32
     kind: np.ndarray          # int8, KIND_CODES value
-    correlation_id: np.ndarray
+    correlation_id: np.ndarray  # int32 unless a value needs int64
     names: dict[int, str]     # name_id -> API name, for the ids present
     other_extent: tuple[int | None, int | None]  # min start, max end of the "other" calls
     invalid: int              # calls with no end or end < start, ignored
 
     def of(self, *kinds: str) -> np.ndarray:
-        """Boolean mask of the calls of the given kinds."""
-        return np.isin(self.kind, [KIND_CODES[k] for k in kinds])
+        """Boolean mask of the calls of the given kinds.
+
+        One comparison per kind, not np.isin: isin's lookup-table method makes an intp copy of the
+        whole column (~90 MB per ten million calls) on every call.
+        """
+        return _equals_any(self.kind, [KIND_CODES[k] for k in kinds])
+
+
+def _equals_any(values: np.ndarray, wanted: Sequence[int]) -> np.ndarray:
+    """Values ∈ wanted as a boolean mask, for a short `wanted`, without temporaries wider than bool."""
+    mask = np.zeros(len(values), dtype=bool)
+    for w in wanted:
+        mask |= values == w
+    return mask
 
 
 def fetch_api_calls(rel: Relations) -> ApiCalls:
@@ -70,7 +83,7 @@ def fetch_api_calls(rel: Relations) -> ApiCalls:
         "api_calls",
         {"start": f"coalesce(start, {missing})", "end": f"coalesce(\"end\", {missing})", "pid": "pid",
          "name_id": "name_id", "correlation_id": "correlation_id", "kind_code": f"CASE kind {case} ELSE 0 END"},
-        dtypes={"pid": np.int32, "name_id": np.int32, "kind_code": np.int8},
+        dtypes={"pid": np.int32, "name_id": np.int32, "kind_code": np.int8, "correlation_id": np.int32},
         where="kind <> 'other'",
         aggregates={"other_lo": ("min", f"CASE WHEN kind = 'other' AND {VALID} THEN start END"),
                     "other_hi": ("max", f"CASE WHEN kind = 'other' AND {VALID} THEN \"end\" END")})
@@ -129,42 +142,51 @@ def launch_summary(api: ApiCalls, kernels: Ops, kernel_corr: np.ndarray, gpu_ops
     earlier operation on the same (device, stream) had ended before the launch call returned;
     otherwise the kernel waited in the queue and its start says nothing about launch overhead.
     """
-    li = np.flatnonzero(api.of("launch", "graph_launch"))
+    lm = api.of("launch", "graph_launch")
     names = api.names
-    n_calls = len(li)
-    call_start, call_end, call_name = api.start[li], api.end[li], api.name_id[li]
-    api_time = int((call_end - call_start).sum()) if n_calls else 0
-    # Join kernels to calls on (pid, correlation id) by sorted keys (kept as separate columns: rocpd
-    # files can hold millions of launch calls).
-    ckey = (api.pid[li].astype(np.int64) << 32) | (api.correlation_id[li] & 0xFFFFFFFF)
+    n_calls = int(lm.sum())
+    # Join kernels to calls on (pid, correlation id) by sorted keys. rocpd files hold millions of
+    # launch calls: the key is built in place and only the matched calls' attributes are gathered,
+    # so the transient memory is two int64 columns of the launches, not six.
+    ckey = api.pid[lm].astype(np.int64)
+    ckey <<= 32
+    corr = api.correlation_id[lm].astype(np.int64)
+    corr &= 0xFFFFFFFF
+    ckey |= corr
+    del corr
     order = np.argsort(ckey, kind="stable")
-    ckey_sorted = ckey[order]
-    del ckey
+    ckey = ckey[order]
     kkey = (kernels.pid << 32) | (kernel_corr & 0xFFFFFFFF)
-    pos = np.searchsorted(ckey_sorted, kkey)
-    pos_clip = np.minimum(pos, max(len(ckey_sorted) - 1, 0))
-    matched = (kernel_corr >= 0) & (len(ckey_sorted) > 0)
-    if len(ckey_sorted):
-        matched &= ckey_sorted[pos_clip] == kkey
-    call_idx = order[pos_clip[matched]] if len(ckey_sorted) else np.zeros(0, dtype=np.int64)
-    del order, ckey_sorted, pos, pos_clip
+    matched = kernel_corr >= 0
+    if n_calls:
+        pos = np.minimum(np.searchsorted(ckey, kkey), n_calls - 1)
+        matched &= ckey[pos] == kkey
+        call_idx = np.flatnonzero(lm)[order[pos[matched]]]   # rows of the api arrays
+    else:
+        matched &= False
+        call_idx = np.zeros(0, dtype=np.int64)
+    del ckey, order
     k_start = kernels.start[matched]
     k_dur = kernels.end[matched] - k_start
-    api_start = call_start[call_idx]
-    api_end = call_end[call_idx]
-    api_name = call_name[call_idx]
+    api_start = api.start[call_idx]
+    api_end = api.end[call_idx]
+    api_name = api.name_id[call_idx]
     prev_end = _previous_end_on_stream(gpu_ops, len(kernels.start), matched)
     idle = prev_end < api_end
     latency = k_start - api_end
     small = int((k_dur < (api_end - api_start)).sum())
     by_api = []
-    for nid in np.unique(call_name) if n_calls else []:
-        cm = call_name == nid
+    api_time = 0
+    for nid in np.unique(api.name_id[lm]).tolist() if n_calls else []:
+        cm = lm & (api.name_id == nid)
+        count = int(cm.sum())
+        call_time = int((api.end[cm] - api.start[cm]).sum())
+        api_time += call_time
         km = (api_name == nid) & idle
         lat = latency[km].astype(np.float64)
         by_api.append(LaunchApiStats(
-            name=str(names.get(int(nid), nid)), count=int(cm.sum()),
-            api_mean_ns=float((call_end[cm] - call_start[cm]).mean()), idle_queue_launches=int(km.sum()),
+            name=str(names.get(int(nid), nid)), count=count,
+            api_mean_ns=call_time / count, idle_queue_launches=int(km.sum()),
             latency_mean_ns=float(lat.mean()) if len(lat) else None,
             latency_median_ns=float(np.median(lat)) if len(lat) else None,
             latency_p95_ns=float(np.percentile(lat, 95)) if len(lat) else None))
@@ -235,15 +257,18 @@ class MarkerScan:
             order = np.lexsort((-e, s))
             runs: list[tuple[str, int, int]] = []
             last_end: int | None = None
-            for start, end, code in zip(s[order].tolist(), e[order].tolist(), c[order].tolist(), strict=True):
-                if last_end is not None and start < last_end:
-                    continue
-                last_end = end
-                name = self.top_names[code]
-                if runs and runs[-1][0] == name:
-                    runs[-1] = (name, runs[-1][1], end)
-                else:
-                    runs.append((name, start, end))
+            # In slices: Python lists of millions of ints would cost ~80 MB each.
+            for lo in range(0, len(order), 1 << 16):
+                sl = order[lo:lo + (1 << 16)]
+                for start, end, code in zip(s[sl].tolist(), e[sl].tolist(), c[sl].tolist(), strict=True):
+                    if last_end is not None and start < last_end:
+                        continue
+                    last_end = end
+                    name = self.top_names[code]
+                    if runs and runs[-1][0] == name:
+                        runs[-1] = (name, runs[-1][1], end)
+                    else:
+                        runs.append((name, start, end))
             out.append(runs)
         return out
 
@@ -366,7 +391,7 @@ def host_activity_sets(api: ApiCalls, pids: set[int]) -> HostActivity | None:
     """
     if not pids:
         return None
-    pm = np.isin(api.pid, np.array(sorted(pids), dtype=api.pid.dtype))
+    pm = _equals_any(api.pid, sorted(pids)) if len(pids) <= 16 else np.isin(api.pid, sorted(pids))
     every = bool(pm.all())
     return HostActivity(api.start, api.end,
                         {label: api.of(*kinds) if every else (pm & api.of(*kinds))
