@@ -77,28 +77,27 @@ def device_activity(kernels: Ops, copies: Ops, memsets: Ops) -> dict[int, Device
     return out
 
 
-def stream_stats(kernels: Ops, copies: Ops, memsets: Ops, span_ns: int) -> list[StreamStats]:
-    """Busy time per (device, stream) with counts by operation kind."""
-    kinds = (kernels, copies, memsets)
-    dev = np.concatenate([o.device for o in kinds])
+def stream_stats(ops: Ops, counts: tuple[int, int, int], span_ns: int) -> list[StreamStats]:
+    """Busy time per (device, stream) with counts by operation kind.
+
+    `ops` holds every GPU operation, kernels first, then copies, then memsets (`counts` of each),
+    the same concatenation launch overhead uses, so it is built once.
+    """
+    dev, stream, start, end = ops.device, ops.stream, ops.start, ops.end
     if len(dev) == 0:
         return []
-    stream = np.concatenate([o.stream for o in kinds])
-    start = np.concatenate([o.start for o in kinds])
-    end = np.concatenate([o.end for o in kinds])
-    kind = np.concatenate([np.full(len(o.start), i) for i, o in enumerate(kinds)])
+    kind = np.repeat(np.arange(3, dtype=np.int8), counts)
     # (device, stream) as one int64 key: stream ids are only unique together with the device
     keys, inverse = np.unique((dev << 32) | (stream & 0xFFFFFFFF), return_inverse=True)
     inverse = inverse.reshape(-1)
     pairs = [(int(k >> 32), int(np.int64(k & 0xFFFFFFFF).astype(np.int32))) for k in keys]
     busy = iv.grouped_union_length(inverse, start, end)
-    counts = np.zeros((len(pairs), 3), dtype=np.int64)
-    np.add.at(counts, (inverse, kind), 1)
+    per_kind = np.bincount(inverse * 3 + kind, minlength=3 * len(pairs)).reshape(-1, 3)
     out = []
     for i, (d, s) in enumerate(pairs):
         b = busy.get(i, 0)
-        out.append(StreamStats(device=int(d), stream=int(s), kernel_count=int(counts[i, 0]),
-                               copy_count=int(counts[i, 1]), memset_count=int(counts[i, 2]),
+        out.append(StreamStats(device=int(d), stream=int(s), kernel_count=int(per_kind[i, 0]),
+                               copy_count=int(per_kind[i, 1]), memset_count=int(per_kind[i, 2]),
                                busy_ns=b, share_of_span_pct=(100.0 * b / span_ns) if span_ns else None))
     out.sort(key=lambda x: (-x.busy_ns, x.device, x.stream))
     return out

@@ -274,7 +274,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         memsets=memsets_summary,
         sync=host_metrics.sync_summary(rel, api, span) if api else None,
         launch=host_metrics.launch_summary(api, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
-        streams=stream_stats(kernels, copies, memsets, span),
+        streams=stream_stats(gpu_ops, (len(kernels.start), len(copies.start), len(memsets.start)), span),
         markers=marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None,
         mpi=host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None,
         overhead=host_metrics.overhead_summary(rel, span) if rel.available("overhead") else None,
