@@ -3,6 +3,7 @@
 Generates 1,000,000 kernels, 100,000 copies, 200,000 API calls and 50,000 NVTX ranges, then times
 `pa summary --json` (in a child process, so its peak RSS can be read) against a floor measured in
 the same run: plain sqlite3 fetching start, end, device, stream and name id of every kernel row.
+Floor and pa runs are interleaved (--repeat, default 3) and the best of each is compared.
 Target (issue 2): summary <= 3x the floor, peak memory <= 400 MB. Prints the ratio.
 
 Run: python benchmarks/summary_nsys.py [--kernels N] [--keep DIR]

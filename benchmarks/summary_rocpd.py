@@ -6,6 +6,7 @@ all of pa's time on them goes into scanning `rocpd_region`. This generates (once
 `write_rocpd_bulk`, then times `pa summary --json` in a child process (so its peak RSS can be read
 with RUSAGE_CHILDREN) against a floor measured in the same run: one plain SQLite pass counting the
 rows of `rocpd_region`, `rocpd_kernel_dispatch` and `rocpd_memory_copy` through their views.
+Floor and pa runs are interleaved (--repeat, default 3) and the best of each is compared.
 Target (issue 3): summary <= 3x the floor, peak memory <= 1 GB. Prints the ratio.
 
 Run: python benchmarks/summary_rocpd.py [--regions N] [--flavour rocprof-sys] [--keep DIR]
