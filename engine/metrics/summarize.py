@@ -61,11 +61,14 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
         conn.close()
 
 
-def _kernel_scan(path: Path, query_set: QuerySet, warnings: list[str]) -> tuple[Ops, dict[str, np.ndarray]]:
-    """The kernel scan, on a read-only connection of this thread's own."""
+def _kernel_side(path: Path, query_set: QuerySet, warnings: list[str]
+                 ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]]]:
+    """The kernel scan and the kernel names, on a read-only connection of this thread's own."""
     conn = open_readonly(path)
     try:
-        return _ops(Relations.bind(conn, query_set), "kernels", warnings, ("name_id", "correlation_id"))
+        rel = Relations.bind(conn, query_set)
+        kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
+        return kernels, kx, kernel_names(rel) if rel.available("kernels") else {}
     finally:
         conn.close()
 
@@ -144,9 +147,10 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
                product_version: str | None, keep_paths: bool,
                max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSummary:
     # One worker thread beside this one, with connections of its own: it scans the kernel table
-    # while this thread reads every other relation, then detects phases while this thread computes
-    # the per-device, per-kernel and host metrics. SQLite (inside sqlite3_step), hashlib and
-    # numpy's large-array loops release the GIL, so the two halves overlap on two cores.
+    # and reads the kernel names while this thread reads every other relation, then detects phases
+    # and computes the stream statistics while this thread computes the per-device, per-kernel and
+    # host metrics. SQLite (inside sqlite3_step), hashlib and numpy's large-array loops release
+    # the GIL, so the two halves overlap on two cores.
     with ThreadPoolExecutor(max_workers=1) as pool:
         return _summarize_in(pool, rel, path, fmt, vendor, schema_version, product_version, keep_paths,
                              max_phases)
@@ -161,18 +165,17 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
 
     kernel_warnings: list[str] = []
     other_warnings: list[str] = []
-    kernel_job = pool.submit(_kernel_scan, path, rel.query_set, kernel_warnings)
+    kernel_job = pool.submit(_kernel_side, path, rel.query_set, kernel_warnings)
     digest_job = pool.submit(sha256_of, path)  # hashlib releases the GIL too
     copies, cx = _ops(rel, "copies", other_warnings, ("bytes",), COPY_CODES)
     memsets, _ = _ops(rel, "memsets", other_warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
     marker_scan = host_metrics.scan_markers(rel) if rel.available("markers") else None
     hardware = _hardware(rel)
-    knames = kernel_names(rel) if rel.available("kernels") else {}
     configs = launch_configs(rel) if rel.available("kernels") else {}
     memsets_summary = memset_stats(rel) if rel.available("memsets") else None
     rank = _single_rank(rel)
-    kernels, kx = kernel_job.result()
+    kernels, kx, knames = kernel_job.result()
     digest = digest_job.result()
     warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
     if api is not None and api.invalid:
@@ -193,6 +196,10 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     # captures with millions of API calls (rocpd files), memory matters more than the overlap.
     overlap = has_span and (api is None or len(api.start) <= OVERLAP_PHASES_MAX_CALLS)
     phases_job = pool.submit(phases_now) if overlap else None
+    gpu_ops = Ops(*(np.concatenate([getattr(o, f) for o in (kernels, copies, memsets)])
+                    for f in ("start", "end", "device", "stream", "pid")))
+    streams_job = pool.submit(stream_stats, gpu_ops, (len(kernels.start), len(copies.start), len(memsets.start)),
+                              span)
     acts = device_activity(kernels, copies, memsets)
 
     all_pids_by_device: dict[int, set[int]] = {}
@@ -256,8 +263,6 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             pageable_bytes=pageable, pageable_share_pct=(100.0 * pageable / host_bytes) if host_bytes else None,
             by_direction=by_dir, by_kind=by_kind)
 
-    gpu_ops = Ops(*(np.concatenate([getattr(o, f) for o in (kernels, copies, memsets)])
-                    for f in ("start", "end", "device", "stream", "pid")))
     summary = ProfileSummary(
         pa_version=__version__,
         profile=ProfileInfo(
@@ -274,7 +279,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         memsets=memsets_summary,
         sync=host_metrics.sync_summary(rel, api, span) if api else None,
         launch=host_metrics.launch_summary(api, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
-        streams=stream_stats(gpu_ops, (len(kernels.start), len(copies.start), len(memsets.start)), span),
+        streams=streams_job.result(),
         markers=marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None,
         mpi=host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None,
         overhead=host_metrics.overhead_summary(rel, span) if rel.available("overhead") else None,
