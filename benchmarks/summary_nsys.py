@@ -12,13 +12,13 @@ Run: python benchmarks/summary_nsys.py [--kernels N] [--keep DIR]
 from __future__ import annotations
 
 import argparse
-import resource
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from floor_vs_pa import compare_with_floor
 
 
 def floor_fetch(path: Path) -> float:
@@ -53,25 +53,8 @@ def main() -> int:
         write_nsys(scaled(args.kernels, args.copies, args.api_calls, args.nvtx), path)
         print(f"generated {path} ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s")
 
-    floor_fetch(path)  # warm the page cache so both measurements read from memory
-    # The machine is shared and its speed drifts by tens of percent within a minute: floor and pa
-    # runs are interleaved and the best of each is compared, as timeit does.
-    floors, runs = [], []
-    for _ in range(args.repeat):
-        floors.append(floor_fetch(path))
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "engine.cli", "summary", "--json", str(path)],
-                       check=True, stdout=subprocess.DEVNULL)
-        runs.append(time.perf_counter() - t0)
-    floor, elapsed = min(floors), min(runs)
-    print("floor runs: " + ", ".join(f"{t:.2f}" for t in floors) + " s; pa runs: "
-          + ", ".join(f"{t:.2f}" for t in runs) + " s")
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    ratio = elapsed / floor
-    print(f"floor (plain sqlite3 fetch of {args.kernels} kernel rows): {floor:.2f} s")
-    print(f"pa summary --json: {elapsed:.2f} s, peak RSS {peak_mb:.0f} MB")
-    print(f"ratio: {ratio:.2f}x the floor (target <= 3x: {'met' if ratio <= 3 else 'NOT met'}); "
-          f"peak {peak_mb:.0f} MB (target <= 400 MB: {'met' if peak_mb <= 400 else 'NOT met'})")
+    compare_with_floor(path, floor_fetch, f"plain sqlite3 fetch of {args.kernels} kernel rows", args.repeat,
+                       max_ratio=3, max_mb=400)
     return 0
 
 

@@ -16,13 +16,13 @@ Develop against --regions 2000000 first: the 20 M file takes minutes to write an
 from __future__ import annotations
 
 import argparse
-import resource
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from floor_vs_pa import compare_with_floor
 
 
 def floor_count(path: Path) -> float:
@@ -58,26 +58,8 @@ def main() -> int:
         tmp.rename(path)  # a killed run never leaves a half-written file behind to be reused
         print(f"generated {path} ({path.stat().st_size / 1e9:.2f} GB) in {time.perf_counter() - t0:.0f} s")
 
-    floor_count(path)  # warm the page cache so both measurements read from memory
-    # The machine is shared and its speed drifts by tens of percent within a minute: floor and pa
-    # runs are interleaved and the best of each is compared, as timeit does.
-    floors, runs = [], []
-    for _ in range(args.repeat):
-        floors.append(floor_count(path))
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "engine.cli", "summary", "--json", str(path)],
-                       check=True, stdout=subprocess.DEVNULL)
-        runs.append(time.perf_counter() - t0)
-    floor, elapsed = min(floors), min(runs)
-    print("floor runs: " + ", ".join(f"{t:.2f}" for t in floors) + " s; pa runs: "
-          + ", ".join(f"{t:.2f}" for t in runs) + " s")
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    ratio = elapsed / floor
-    print(f"floor (plain sqlite3 count of {args.regions} regions, {args.dispatches} dispatches, "
-          f"{args.copies} copies): {floor:.2f} s")
-    print(f"pa summary --json: {elapsed:.2f} s, peak RSS {peak_mb:.0f} MB")
-    print(f"ratio: {ratio:.2f}x the floor (target <= 3x: {'met' if ratio <= 3 else 'NOT met'}); "
-          f"peak {peak_mb:.0f} MB (target <= 1024 MB: {'met' if peak_mb <= 1024 else 'NOT met'})")
+    label = f"plain sqlite3 count of {args.regions} regions, {args.dispatches} dispatches, {args.copies} copies"
+    compare_with_floor(path, floor_count, label, args.repeat, max_ratio=3, max_mb=1024)
     return 0
 
 

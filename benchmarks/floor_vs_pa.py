@@ -1,0 +1,37 @@
+"""Shared by the summary benchmarks: time `pa summary --json` against a floor measured in the same run.
+
+The machine is shared and its speed drifts by tens of percent within a minute, so floor and pa
+runs are interleaved and the best of each is compared, as timeit does. pa runs in a child process
+so that its peak RSS can be read with RUSAGE_CHILDREN.
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def compare_with_floor(path: Path, floor: Callable[[Path], float], floor_label: str, repeat: int,
+                       max_ratio: float, max_mb: int) -> None:
+    """Print every run, the best floor, the best pa time, its peak RSS, and both against their targets."""
+    floor(path)  # warm the page cache so both measurements read from memory
+    floors, runs = [], []
+    for _ in range(repeat):
+        floors.append(floor(path))
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "engine.cli", "summary", "--json", str(path)],
+                       check=True, stdout=subprocess.DEVNULL)
+        runs.append(time.perf_counter() - t0)
+    best_floor, elapsed = min(floors), min(runs)
+    print("floor runs: " + ", ".join(f"{t:.2f}" for t in floors) + " s; pa runs: "
+          + ", ".join(f"{t:.2f}" for t in runs) + " s")
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    ratio = elapsed / best_floor
+    print(f"floor ({floor_label}): {best_floor:.2f} s")
+    print(f"pa summary --json: {elapsed:.2f} s, peak RSS {peak_mb:.0f} MB")
+    print(f"ratio: {ratio:.2f}x the floor (target <= {max_ratio:g}x: {'met' if ratio <= max_ratio else 'NOT met'}); "
+          f"peak {peak_mb:.0f} MB (target <= {max_mb} MB: {'met' if peak_mb <= max_mb else 'NOT met'})")
