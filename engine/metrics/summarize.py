@@ -7,7 +7,9 @@ zero).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,29 +63,32 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
         conn.close()
 
 
-def _kernel_side(path: Path, query_set: QuerySet, warnings: list[str]
-                 ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]]]:
-    """The kernel scan and the kernel names, on a read-only connection of this thread's own."""
+@contextmanager
+def _own_relations(path: Path, query_set: QuerySet) -> Iterator[Relations]:
+    """The profile's relations on a read-only connection of the calling thread's own."""
     conn = open_readonly(path)
     try:
-        rel = Relations.bind(conn, query_set)
-        kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
-        return kernels, kx, kernel_names(rel) if rel.available("kernels") else {}
+        yield Relations.bind(conn, query_set)
     finally:
         conn.close()
+
+
+def _kernel_side(path: Path, query_set: QuerySet, warnings: list[str]
+                 ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]]]:
+    """The kernel scan and the kernel names (run in the worker thread)."""
+    with _own_relations(path, query_set) as rel:
+        kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
+        return kernels, kx, kernel_names(rel) if rel.available("kernels") else {}
 
 
 def _phases(path: Path, query_set: QuerySet, span_start: int, span_end: int, max_phases: int,
             kernels: dict[str, np.ndarray], names: dict[int, tuple[str, str | None]],
             prefetched: dict[str, dict[str, np.ndarray]],
             marker_runs: list[list[tuple[str, int, int]]]) -> list[PhaseSummary] | None:
-    """Phase detection, on a read-only connection of this thread's own."""
-    conn = open_readonly(path)
-    try:
-        return detect_phases(Relations.bind(conn, query_set), span_start, span_end, max_phases,
+    """Phase detection (run in the worker thread, or in this one on very large captures)."""
+    with _own_relations(path, query_set) as rel:
+        return detect_phases(rel, span_start, span_end, max_phases,
                              kernels=kernels, names=names, prefetched=prefetched, marker_runs=marker_runs)
-    finally:
-        conn.close()
 
 
 def _ops(rel: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
