@@ -28,7 +28,7 @@ from engine.metrics.model import (
     SyncSummary,
     TopLevelRange,
 )
-from engine.profile.relations import VALID, Relations
+from engine.profile.relations import INTERVAL_COLUMNS, VALID, Relations, drop_open_intervals
 
 TOP_LEVEL_LISTED = 50
 # API kinds fetched as integers in one pass; "other" calls (tens of millions of HSA calls in rocpd
@@ -76,23 +76,17 @@ def _equals_any(values: np.ndarray, wanted: Sequence[int]) -> np.ndarray:
 def fetch_api_calls(rel: Relations) -> ApiCalls:
     """One pass over api_calls for everything host metrics need, plus the extent of the rest."""
     case = " ".join(f"WHEN '{k}' THEN {v}" for k, v in KIND_CODES.items())
-    missing = np.iinfo(np.int64).min
     # Compact dtypes: rocpd files hold tens of millions of calls (pid/tid/name ids fit in 32 bits).
     # The extent of the "other" calls (for the span) comes from the same pass over the relation.
     scan = rel.scan(
         "api_calls",
-        {"start": f"coalesce(start, {missing})", "end": f"coalesce(\"end\", {missing})", "pid": "pid",
-         "name_id": "name_id", "correlation_id": "correlation_id", "kind_code": f"CASE kind {case} ELSE 0 END"},
+        {**INTERVAL_COLUMNS, "pid": "pid", "name_id": "name_id", "correlation_id": "correlation_id",
+         "kind_code": f"CASE kind {case} ELSE 0 END"},
         dtypes={"pid": np.int32, "name_id": np.int32, "kind_code": np.int8, "correlation_id": np.int32},
         where="kind <> 'other'",
         aggregates={"other_lo": ("min", f"CASE WHEN kind = 'other' AND {VALID} THEN start END"),
                     "other_hi": ("max", f"CASE WHEN kind = 'other' AND {VALID} THEN \"end\" END")})
-    cols = scan.columns
-    start, end = cols["start"], cols["end"]
-    ok = (start != missing) & (end != missing) & (end >= start)
-    bad = int(len(ok) - np.count_nonzero(ok))
-    if bad:
-        cols = {k: v[ok] for k, v in cols.items()}
+    cols, bad = drop_open_intervals(scan.columns)
     ids = {int(i) for i in np.unique(cols["name_id"]).tolist()}
     if rel.available("api_names") and ids:
         names = {int(i): str(n) for i, n in rel.query("SELECT name_id, name FROM pa_api_names") if i in ids}
@@ -157,13 +151,12 @@ def launch_summary(api: ApiCalls, kernels: Ops, kernel_corr: np.ndarray, gpu_ops
     order = np.argsort(ckey, kind="stable")
     ckey = ckey[order]
     kkey = (kernels.pid << 32) | (kernel_corr & 0xFFFFFFFF)
-    matched = kernel_corr >= 0
     if n_calls:
         pos = np.minimum(np.searchsorted(ckey, kkey), n_calls - 1)
-        matched &= ckey[pos] == kkey
+        matched = (kernel_corr >= 0) & (ckey[pos] == kkey)
         call_idx = np.flatnonzero(lm)[order[pos[matched]]]   # rows of the api arrays
     else:
-        matched &= False
+        matched = np.zeros(len(kernel_corr), dtype=bool)
         call_idx = np.zeros(0, dtype=np.int64)
     del ckey, order
     k_start = kernels.start[matched]

@@ -46,17 +46,18 @@ def host_link(name: str | None, compute_capability: str | None) -> tuple[str | N
     return PCIE5
 
 
+def _code_of(column: str, vocabulary: tuple[str, ...], otherwise: str) -> str:
+    """SQL mapping a text column of a fixed canonical vocabulary to its index (NULL: `otherwise`)."""
+    whens = " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(vocabulary))
+    return f"CASE coalesce({column}, '{otherwise}') {whens} ELSE {vocabulary.index(otherwise)} END"
+
+
 # Integer codes for the text columns of the copies relation, so that copy statistics come from the
 # one scan of the relation that interval merging needs instead of grouped SQL passes over it.
 COPY_CODES = {
-    "direction_code": "CASE direction " + " ".join(f"WHEN '{d}' THEN {i}" for i, d in enumerate(DIRECTIONS))
-                      + f" ELSE {DIRECTIONS.index('other')} END",
-    "src_kind_code": "CASE coalesce(src_kind, 'unknown') "
-                     + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(MEMORY_KINDS))
-                     + f" ELSE {MEMORY_KINDS.index('unknown')} END",
-    "dst_kind_code": "CASE coalesce(dst_kind, 'unknown') "
-                     + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(MEMORY_KINDS))
-                     + f" ELSE {MEMORY_KINDS.index('unknown')} END",
+    "direction_code": _code_of("direction", DIRECTIONS, "other"),
+    "src_kind_code": _code_of("src_kind", MEMORY_KINDS, "unknown"),
+    "dst_kind_code": _code_of("dst_kind", MEMORY_KINDS, "unknown"),
 }
 
 

@@ -28,6 +28,9 @@ TABLE_PREFIX = "pa_"
 # A well-formed interval: rows still open at the end of the capture (end NULL) or with end < start
 # are excluded from every sum and counted instead.
 VALID = 'start IS NOT NULL AND "end" IS NOT NULL AND "end" >= start'
+# start and end as scanned when validity is checked in numpy: NULL becomes this sentinel.
+MISSING = int(np.iinfo(np.int64).min)
+INTERVAL_COLUMNS = {"start": f"coalesce(start, {MISSING})", "end": f'coalesce("end", {MISSING})'}
 # Rows per keyset chunk of Relations.scan: a few MB of text per column in SQLite at a time.
 SCAN_CHUNK_ROWS = 1 << 18
 
@@ -210,16 +213,10 @@ class Relations:
         expressions over the relation's columns and `where` an optional row filter (both written by
         pa, never from the profile). One scan of the relation: validity filtering happens in numpy.
         """
-        missing = np.iinfo(np.int64).min
-        columns = {"start": f"coalesce(start, {missing})", "end": f'coalesce("end", {missing})'}
+        columns = dict(INTERVAL_COLUMNS)
         columns.update({c: c for c in extra})
         columns.update(expressions or {})
-        cols = self.scan(relation, columns, where=where).columns
-        ok = (cols["start"] != missing) & (cols["end"] != missing) & (cols["end"] >= cols["start"])
-        bad = int(len(ok) - np.count_nonzero(ok))
-        if bad:
-            cols = {c: v[ok] for c, v in cols.items()}
-        return cols, bad
+        return drop_open_intervals(self.scan(relation, columns, where=where).columns)
 
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[dict[str, object]]:
         """Run `sql` and return rows as dicts keyed by column name (small results only)."""
@@ -259,6 +256,13 @@ def _check_output_columns(conn: sqlite3.Connection, qf: QueryFile, sql: str) -> 
         raise UserError(f"{qf.display_path}: output columns differ from the canonical "
                         f"{qf.relation} relation (missing: {missing}, unexpected: {extra})")
 
+
+def drop_open_intervals(cols: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
+    """Columns scanned with INTERVAL_COLUMNS without the rows VALID rejects, and how many those were."""
+    start, end = cols["start"], cols["end"]
+    ok = (start != MISSING) & (end != MISSING) & (end >= start)
+    bad = int(len(ok) - np.count_nonzero(ok))
+    return ({c: v[ok] for c, v in cols.items()} if bad else cols), bad
 
 
 @dataclass(frozen=True)
