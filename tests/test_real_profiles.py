@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from reference import reference_union  # tests/ is on sys.path
 
 from engine.metrics.summarize import summarize
 
@@ -24,20 +25,6 @@ CUPTI_COPY_KIND = {1: "HtoD", 2: "DtoH", 8: "DtoD", 9: "HtoH", 10: "PtoP"}
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-
-
-def _reference_union(intervals: list[tuple[int, int]]) -> int:
-    total, cur_s, cur_e = 0, None, None
-    for s, e in sorted(intervals):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None:
-        total += cur_e - cur_s
-    return total
 
 
 @pytest.fixture
@@ -79,7 +66,7 @@ def test_busy_per_device_is_the_union_of_kernels_copies_and_memsets(real_profile
     got = {d.id: d.busy_ns for d in s.devices if d.used}
     assert set(got) == set(per_device)
     for d, ivs in per_device.items():
-        assert got[d] == _reference_union(ivs)
+        assert got[d] == reference_union(ivs)
         assert got[d] <= s.span_ns
     for d in s.devices:
         if d.utilization_pct is not None:

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from reference import reference_union  # tests/ is on sys.path
 
 from engine.synth.nsys_writer import write_nsys
 from engine.synth.scenario import (
@@ -505,20 +506,6 @@ def test_enum_rows_match_real_export(files: dict, layout: str) -> None:
 _ALL = {**ALL_SCENARIOS, "example": example}
 
 
-def _union(intervals: list[tuple[int, int]]) -> int:
-    total, cur_s, cur_e = 0, None, None
-    for s, e in sorted(intervals):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None and cur_s is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None and cur_s is not None:
-        total += cur_e - cur_s
-    return total
-
-
 @pytest.fixture(scope="module")
 def built() -> dict[str, Scenario]:
     return {name: f() for name, f in _ALL.items()}
@@ -559,13 +546,13 @@ def test_launch_bound_planted(built: dict[str, Scenario]) -> None:
         assert api[k.correlation_id].end - api[k.correlation_id].start > k.end - k.start
         assert k.start > api[k.correlation_id].end       # queue empty: starts after the call returns
     s0, s1 = sc.span()
-    assert _union([(k.start, k.end) for k in sc.kernels]) < 0.5 * (s1 - s0)
+    assert reference_union([(k.start, k.end) for k in sc.kernels]) < 0.5 * (s1 - s0)
 
 
 def test_single_cause_shares(built: dict[str, Scenario]) -> None:
     def share(sc: Scenario, iv: list[tuple[int, int]]) -> float:
         s0, s1 = sc.span()
-        return _union(iv) / (s1 - s0)
+        return reference_union(iv) / (s1 - s0)
 
     sc = built["sync_after_launch"]
     assert share(sc, [(a.start, a.end) for a in sc.api_calls if a.kind.endswith("sync")]) > 0.6
@@ -596,7 +583,7 @@ def test_multi_stream_overlap_exceeds_100_percent_only_when_summed(built: dict[s
     sc = built["multi_stream_overlap"]
     s0, s1 = sc.span()
     total = sum(k.end - k.start for k in sc.kernels)
-    busy = _union([(k.start, k.end) for k in sc.kernels])
+    busy = reference_union([(k.start, k.end) for k in sc.kernels])
     assert total > 2 * (s1 - s0) and busy <= s1 - s0
     assert len({k.stream for k in sc.kernels}) == 4
 
@@ -609,7 +596,7 @@ def test_other_planted_behaviours(built: dict[str, Scenario]) -> None:
     assert all(k.grid == (4, 1, 1) for k in sc.kernels) and sc.devices[0].sm_count == 108
     sc = built["heavy_overhead"]
     s0, s1 = sc.span()
-    assert _union([(o.start, o.end) for o in sc.overhead]) > 0.1 * (s1 - s0)
+    assert reference_union([(o.start, o.end) for o in sc.overhead]) > 0.1 * (s1 - s0)
     sc = built["warmup_dominated"]
     s0, s1 = sc.span()
     steady = [k for k in sc.kernels if k.end - k.start >= 1_000_000]
@@ -633,7 +620,7 @@ def test_mixed_scenarios_list_two_causes_largest_first(built: dict[str, Scenario
     sc = built["mixed_launch_and_copies"]
     assert sc.expected.bottlenecks == ["memory_bound", "cpu_launch_overhead"]
     s0, s1 = sc.span()
-    assert 0.3 <= _union([(c.start, c.end) for c in sc.copies]) / (s1 - s0) <= 0.4
+    assert 0.3 <= reference_union([(c.start, c.end) for c in sc.copies]) / (s1 - s0) <= 0.4
     assert built["mixed_sync_and_idle"].expected.bottlenecks == ["synchronization", "other"]
 
 

@@ -11,6 +11,7 @@ import math
 from collections import defaultdict
 
 import pytest
+from reference import reference_union  # tests/ is on sys.path
 
 from engine.metrics.summarize import summarize
 from engine.synth import scenarios
@@ -22,18 +23,6 @@ def _write(tmp_path, scen, name="p.sqlite", **kw):
     path = tmp_path / name
     write_nsys(scen, path, **kw)
     return summarize(path)
-
-
-def _ref_union(pairs):
-    total, cs, ce = 0, None, None
-    for s, e in sorted(pairs):
-        if ce is None or s > ce:
-            if ce is not None:
-                total += ce - cs
-            cs, ce = s, e
-        else:
-            ce = max(ce, e)
-    return total + (ce - cs if ce is not None else 0)
 
 
 def _tiny(kernels=(), copies=(), markers=(), devices=(0,)):
@@ -50,7 +39,7 @@ def test_utilization_is_a_union_with_concurrent_streams(tmp_path):
             pairs = [(k.start, k.end) for k in scen.kernels if k.device == d.id]
             pairs += [(c.start, c.end) for c in scen.copies if c.device == d.id]
             pairs += [(m.start, m.end) for m in scen.memsets if m.device == d.id]
-            assert d.busy_ns == _ref_union(pairs)
+            assert d.busy_ns == reference_union(pairs)
             assert d.utilization_pct <= 100.0
             assert d.kernel_time_ns > d.kernel_busy_ns  # the streams really overlap
 
@@ -169,7 +158,7 @@ def test_sync_is_merged_over_threads_not_summed(tmp_path):
     for a in scen.api_calls:
         if a.kind in ("device_sync", "stream_sync", "event_sync"):
             per_pid[a.pid].append((a.start, a.end))
-    assert s.sync.cpu_blocked_ns == sum(_ref_union(v) for v in per_pid.values())
+    assert s.sync.cpu_blocked_ns == sum(reference_union(v) for v in per_pid.values())
     assert s.sync.cpu_blocked_ns <= s.span_ns * len(per_pid)
 
 
@@ -200,7 +189,7 @@ def test_profiler_overhead_is_reported_apart(tmp_path):
     per_pid = defaultdict(list)
     for o in scen.overhead:
         per_pid[o.pid].append((o.start, o.end))
-    assert s.overhead.total_ns == sum(_ref_union(v) for v in per_pid.values())
+    assert s.overhead.total_ns == sum(reference_union(v) for v in per_pid.values())
     assert s.overhead.pct_of_span > 10
 
 
@@ -210,7 +199,7 @@ def test_mpi_time_is_merged_per_thread(tmp_path):
     per_pid = defaultdict(list)
     for m in scen.mpi_calls:
         per_pid[m.pid].append((m.start, m.end))
-    assert s.mpi.total_ns == sum(_ref_union(v) for v in per_pid.values())
+    assert s.mpi.total_ns == sum(reference_union(v) for v in per_pid.values())
     assert s.mpi.call_count == len(scen.mpi_calls)
     assert sorted(s.mpi.ranks) == sorted({m.rank for m in scen.mpi_calls})
 
