@@ -50,6 +50,9 @@ def show(rule_id: str, site_packs: tuple[Path, ...]) -> None:
         raise UserError(f"unknown rule {rule_id!r}; known: {', '.join(sorted(rs.rules))}")
     r = rs.rules[rule_id]
     click.echo(f"# from {r.pack}" + (f" (disabled by {rs.disabled[r.id]})" if r.id in rs.disabled else ""))
+    click.echo(f"# claim: {r.claim}")
+    if r.counterfactual:
+        click.echo("# counterfactual: " + " ".join(r.counterfactual.split()))
     click.echo(yaml.safe_dump(r.raw, sort_keys=False, allow_unicode=True).rstrip())
     used = sorted(n for n in _names_of(r) if n in rs.params)
     if used:

@@ -101,3 +101,21 @@ def test_gaps_are_taken_after_merging():
     s = np.array([10, 50, 0], dtype=np.int64)
     e = np.array([20, 60, 100], dtype=np.int64)
     assert iv.length(iv.gaps(iv.merge(s, e))) == 0
+
+
+@given(interval_lists, st.lists(st.tuples(st.integers(0, 260), st.integers(0, 80)), max_size=12))
+def test_covered_many_matches_reference(pairs, windows):
+    merged = iv.merge(*_arr(pairs))
+    cells = _covered(pairs)
+    lo = np.array([w[0] for w in windows], dtype=np.int64)
+    hi = np.array([w[0] + w[1] for w in windows], dtype=np.int64)
+    got = iv.covered_many(merged, lo, hi)
+    assert got.tolist() == [len(cells & set(range(a, b))) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
+
+
+@given(interval_lists, st.lists(st.integers(-5, 265), max_size=20))
+def test_contains_many_matches_reference(pairs, times):
+    merged = iv.merge(*_arr(pairs))
+    cells = _covered(pairs)
+    got = iv.contains_many(merged, np.array(times, dtype=np.int64))
+    assert got.tolist() == [t in cells for t in times]

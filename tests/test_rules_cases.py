@@ -1,7 +1,9 @@
 """Rule cases as data: tests/rule_cases/<RULE-ID>.yaml, run on generated profiles by one test.
 
-A case names either a single-profile `scenario` (engine.synth.scenarios, in each of `formats`), a
-multi-rank `rank_set` (engine.ranks.synth kinds, 8 ranks, nsys): the rules then run on the primary
+A case expects the rule to be `fires` (with its `claim` kind, recoverable by default, and the
+`runtime_fraction` range a planted truth allows), `silent`, `skipped`, `suppressed` (`by` another
+rule) or `below_noise_floor`. It names either a single-profile `scenario` (engine.synth.scenarios,
+in each of `formats`), a multi-rank `rank_set` (engine.ranks.synth kinds, 8 ranks, nsys): the rules then run on the primary
 rank's summary with the cross-rank facts, as `pa analyze DIR` does; or a planted-phase profile
 `phased` (engine.phases.synth.phased, nsys): a list of `[duration_ms, {kernel: weight}, busy]`
 phases, with optional `markers` (one label per phase) and `seed`. A case may name the `phase` whose
@@ -83,6 +85,12 @@ def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, profiles: Path,
     if expect == "silent":
         assert all(o.status == "silent" for o in outcomes), (outcomes, hyp)
         assert hyp is None
+    elif expect == "suppressed":
+        assert outcome.status == "suppressed" and case["by"] in (outcome.reason or ""), outcome
+        assert hyp is None
+    elif expect == "below_noise_floor":
+        assert outcome.status == "below_noise_floor", outcome
+        assert hyp is None
     elif expect == "skipped":
         assert outcome.status == "skipped" and outcome.reason, outcome
         assert any(s.what == f"rule {rule_id}" for s in result.skipped)
@@ -90,6 +98,10 @@ def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, profiles: Path,
         assert expect == "fires"
         assert outcome.status == "fired", outcome
         assert hyp is not None
+        # the claim kind: recoverable (default) carries a fraction; speculative and none never do
+        assert hyp.claim == case.get("claim", "recoverable"), hyp.claim
+        if hyp.claim != "recoverable":
+            assert hyp.runtime_fraction_pct is None and hyp.estimated_speedup_pct_upper is None
         if "runtime_fraction" in case:
             lo, hi = case["runtime_fraction"]
             frac = outcome.values["runtime_fraction"]

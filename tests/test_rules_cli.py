@@ -15,7 +15,8 @@ def test_list_show_validate(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["rules", "list"])
     assert r.exit_code == 0 and "GPU-SYNC-001" in r.output and "rules/gpu.yaml" in r.output
     r = CliRunner().invoke(main, ["rules", "show", "GPU-SYNC-001"])
-    assert r.exit_code == 0 and "syncs_per_launch_min = 0.5" in r.output
+    assert r.exit_code == 0 and "idle_min_fraction = 0.05" in r.output
+    assert "# claim: recoverable" in r.output and "# counterfactual: The host stops blocking" in r.output
     bad = tmp_path / "bad.yaml"
     bad.write_text("pack: bad\ndescription: x\noverride_params: {nosuch: 1}\n")
     r = CliRunner().invoke(main, ["rules", "validate", str(bad)])
@@ -31,6 +32,6 @@ def test_explain(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["rules", "explain", "GPU-SYNC-001", str(prof), "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
-    assert data["status"] == "fired" and data["inputs"]["syncs_per_launch"] == 1.0
+    assert data["status"] == "fired" and 0.25 <= data["inputs"]["sync_recoverable_frac"] <= 0.45
     r = CliRunner().invoke(main, ["rules", "explain", "GPU-COPY-001", str(prof)])
     assert (r.exit_code == 0 and "skipped" in r.output) or "silent" in r.output

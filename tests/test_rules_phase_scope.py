@@ -20,8 +20,9 @@ SPARSE = {"pack_kernel": 1.0}
 PACK = {
     "pack": "phases",
     "description": "a phase-scoped site rule",
-    # the built-in GPU-PHASE-001 fires on the same phase and would claim its idle time first
-    "disable": ["GPU-PHASE-001"],
+    # the built-in GPU-PHASE-001 and GPU-IDLE-001 own the same host-work idle time and would claim it
+    # first (time has one owner)
+    "disable": ["GPU-PHASE-001", "GPU-IDLE-001"],
     "hypotheses": [{
         "id": "SITE-PHASE-001",
         "title": "GPU mostly idle in phase {{ phase.label }}",
@@ -31,6 +32,7 @@ PACK = {
         "bottleneck_type": "other",
         "bucket": "idle",
         "runtime_fraction": "phase_idle_frac",
+        "counterfactual": "the host work of the phase runs beside GPU work: all of the phase's idle time",
         "confidence": 0.5,
         "action_category": "code_optimization",
         "evidence": [{"text": "Phase {{ phase.label }}: GPU busy {{ phase.utilization_pct | pctv }} of "

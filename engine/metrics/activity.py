@@ -1,4 +1,4 @@
-"""GPU activity per device: busy time, utilisation, streams, idle gaps and what the host did in them.
+"""GPU activity per device: busy time, utilisation and streams (idle gaps: engine.metrics.gaps).
 
 busy(device) = |union of kernel, copy and memset intervals on that device|. Devices are never
 merged into one timeline, and stream ids are keyed together with their device.
@@ -11,21 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.metrics import intervals as iv
-from engine.metrics.model import DeviceGaps, Gap, GapBucket, StreamStats
-
-# Idle-gap histogram buckets, ns: <10 µs, 10–100 µs, 100 µs–1 ms, 1–10 ms, 10–100 ms, >100 ms.
-GAP_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
-    ("<10us", 0, 10_000),
-    ("10-100us", 10_000, 100_000),
-    ("100us-1ms", 100_000, 1_000_000),
-    ("1-10ms", 1_000_000, 10_000_000),
-    ("10-100ms", 10_000_000, 100_000_000),
-    (">100ms", 100_000_000, None),
-)
-LARGEST_GAPS = 10
-# A gap is attributed to a host activity when GPU API calls cover at least half of it (named by the
-# kind covering most); otherwise the host was mostly outside any GPU API: a CPU-side stall.
-HOST_COVER_THRESHOLD = 0.5
+from engine.metrics.model import StreamStats
 
 
 @dataclass
@@ -101,63 +87,3 @@ def stream_stats(ops: Ops, counts: tuple[int, int, int], span_ns: int) -> list[S
                                busy_ns=b, share_of_span_pct=(100.0 * b / span_ns) if span_ns else None))
     out.sort(key=lambda x: (-x.busy_ns, x.device, x.stream))
     return out
-
-
-@dataclass(frozen=True)
-class HostActivity:
-    """Host API calls of the processes using one device, labelled by activity (sync, copy, launch).
-
-    The calls stay in the caller's arrays; each label is a boolean mask over them. Only the calls
-    overlapping a gap are ever copied out, so tens of millions of rocpd calls are never duplicated
-    per device and per label.
-    """
-
-    start: np.ndarray
-    end: np.ndarray
-    labels: dict[str, np.ndarray]
-
-    def overlapping(self, lo: int, hi: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Per label, the (start, end) arrays of the calls overlapping [lo, hi)."""
-        inside = (self.start < hi) & (self.end > lo)
-        return {label: (self.start[inside & m], self.end[inside & m]) for label, m in self.labels.items()}
-
-
-def idle_gaps(act: DeviceActivity, span_start: int, span_end: int, host: HostActivity | None) -> DeviceGaps:
-    """Gaps of the device's busy set inside its active window, with a histogram and the largest gaps.
-
-    `host` holds the API calls on the threads of the processes using this device (None: no API
-    calls were captured, so every gap is unexplained by the host).
-    """
-    busy = act.busy
-    g_start, g_end = iv.gaps(busy)
-    durations = g_end - g_start
-    window = int(busy[1][-1] - busy[0][0]) if len(busy[0]) else 0
-    busy_len = iv.length(busy)
-    hist = []
-    for label, lo, hi in GAP_BUCKETS:
-        mask = (durations >= lo) if hi is None else ((durations >= lo) & (durations < hi))
-        hist.append(GapBucket(label=label, lower_ns=lo, upper_ns=hi, count=int(mask.sum()),
-                              total_ns=int(durations[mask].sum())))
-    order = np.argsort(-durations, kind="stable")[:LARGEST_GAPS]
-    largest = [_classify_gap(act.device, int(g_start[i]), int(g_end[i]), span_start, host) for i in order]
-    return DeviceGaps(
-        device=act.device, window_ns=window, busy_ns=busy_len, idle_ns=window - busy_len,
-        gap_count=len(durations),
-        leading_idle_ns=int(busy[0][0] - span_start) if len(busy[0]) else 0,
-        trailing_idle_ns=int(span_end - busy[1][-1]) if len(busy[0]) else 0,
-        histogram=hist, largest=largest)
-
-
-def _classify_gap(device: int, lo: int, hi: int, span_start: int, host: HostActivity | None) -> Gap:
-    length = hi - lo
-    cover: dict[str, float] = {}
-    if length and host is not None:
-        # only the calls overlapping this gap are merged
-        for kind, (starts, ends) in host.overlapping(lo, hi).items():
-            cover[kind] = iv.coverage(iv.merge(starts, ends), lo, hi) / length
-    best = max(cover, key=lambda k: cover[k], default=None)
-    # The host was inside GPU API calls for most of the gap: name the call kind it spent most time
-    # in (a sync-after-launch round trip is part sync, part launch). Otherwise: a CPU-side stall.
-    label = best if best is not None and sum(cover.values()) >= HOST_COVER_THRESHOLD else "cpu_stall"
-    return Gap(device=device, start_ns=lo - span_start, duration_ns=length, host_activity=label,
-               host_cover_pct={k: round(100.0 * v, 3) for k, v in cover.items()})

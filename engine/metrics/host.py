@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.metrics import intervals as iv
-from engine.metrics.activity import HostActivity, Ops
+from engine.metrics.activity import Ops
+from engine.metrics.gaps import HostSets
 from engine.metrics.model import (
     ApiBlocked,
     LaunchApiStats,
@@ -35,8 +36,6 @@ TOP_LEVEL_LISTED = 50
 # files) are never fetched: only their time extent is asked for, for the span.
 KIND_CODES = {"launch": 1, "graph_launch": 2, "memcpy": 3, "memcpy_async": 4, "memset": 5, "sync": 6,
               "alloc": 7, "free": 8}
-HOST_SET_KINDS = {"sync": ("sync",), "copy": ("memcpy", "memcpy_async", "memset"),
-                  "launch": ("launch", "graph_launch")}
 
 
 @dataclass
@@ -55,6 +54,7 @@ class ApiCalls:
     names: dict[int, str]     # name_id -> API name, for the ids present
     other_extent: tuple[int | None, int | None]  # min start, max end of the "other" calls
     invalid: int              # calls with no end or end < start, ignored
+    nested: int = 0           # inner records of one call (same process and correlation id), dropped
 
     def of(self, *kinds: str) -> np.ndarray:
         """Boolean mask of the calls of the given kinds.
@@ -93,8 +93,44 @@ def fetch_api_calls(rel: Relations) -> ApiCalls:
     else:
         names = {}
     lo, hi = scan.aggregates["other_lo"], scan.aggregates["other_hi"]
+    keep = ~_nested_records(cols["pid"], cols["correlation_id"], cols["start"], cols["end"])
+    nested = int((~keep).sum())
+    if nested:
+        cols = {k: v[keep] for k, v in cols.items()}
     return ApiCalls(cols["pid"], cols["start"], cols["end"], cols["name_id"], cols["kind_code"],
-                    cols["correlation_id"], names, (lo, hi), bad)
+                    cols["correlation_id"], names, (lo, hi), bad, nested)
+
+
+def _nested_records(pid: np.ndarray, corr: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Mask of records nested inside another record of the same call (same process, same correlation id).
+
+    Some exports write one call twice (a runtime record and the driver call it made, sharing the
+    correlation id, the inner inside the outer): the call counts once, as the outermost record.
+    Correlation ids <= 0 mean "none" and never match.
+    """
+    out = np.zeros(len(pid), dtype=bool)
+    has = corr > 0
+    if not np.any(has):
+        return out
+    idx = np.flatnonzero(has)
+    key = (pid[idx].astype(np.int64) << 32) | (corr[idx].astype(np.int64) & 0xFFFFFFFF)
+    order = np.lexsort((-end[idx], start[idx], key))
+    k = key[order]
+    dup = np.flatnonzero(k[1:] == k[:-1]) + 1          # rows that share a key with the row before
+    if len(dup) == 0:
+        return out
+    e = end[idx][order]
+    first = np.ones(len(k), dtype=bool)
+    first[1:] = k[1:] != k[:-1]
+    group_id = np.cumsum(first) - 1
+    for g in np.unique(group_id[dup]).tolist():
+        rows = np.flatnonzero(group_id == g)
+        max_end = e[rows[0]]
+        for r in rows[1:].tolist():
+            if e[r] <= max_end:            # starts no earlier (sorted) and ends inside: nested
+                out[idx[order[r]]] = True
+            max_end = max(max_end, int(e[r]))
+    return out
 
 
 def _per_process_union(pid: np.ndarray, start: np.ndarray, end: np.ndarray) -> int:
@@ -106,7 +142,11 @@ def _pct(part: int, whole: int) -> float | None:
 
 
 def sync_summary(rel: Relations, api: ApiCalls, span_ns: int) -> SyncSummary:
-    """CPU blocked in synchronising API calls, by API, plus GPU-side sync records."""
+    """CPU blocked in synchronising API calls, by API, plus GPU-side sync records.
+
+    The share of the span is per process (blocked time summed over the processes that made GPU
+    API calls, over span × their number), so two processes blocked half the time read 50 %, not 100 %.
+    """
     m_all = api.of("sync")
     pid, start, end, nid = api.pid[m_all], api.start[m_all], api.end[m_all], api.name_id[m_all]
     by_api = []
@@ -124,7 +164,9 @@ def sync_summary(rel: Relations, api: ApiCalls, span_ns: int) -> SyncSummary:
                                  f"FROM pa_syncs WHERE {VALID} GROUP BY 1 ORDER BY 1"):
             events[t] = int(c)
             times[t] = int(d or 0)
-    return SyncSummary(cpu_blocked_ns=blocked, cpu_blocked_pct_of_span=_pct(blocked, span_ns),
+    processes = max(len(np.unique(api.pid)), 1)
+    return SyncSummary(cpu_blocked_ns=blocked, process_count=processes,
+                       cpu_blocked_pct_of_span=_pct(blocked, span_ns * processes),
                        call_count=int(m_all.sum()), by_api=by_api, gpu_sync_events=events, gpu_sync_time_ns=times)
 
 
@@ -165,8 +207,11 @@ def launch_summary(api: ApiCalls, kernels: Ops, kernel_corr: np.ndarray, gpu_ops
     api_end = api.end[call_idx]
     api_name = api.name_id[call_idx]
     prev_end = _previous_end_on_stream(gpu_ops, len(kernels.start), matched)
-    idle = prev_end < api_end
     latency = k_start - api_end
+    # A kernel that starts before its launch call returns waited behind the call itself, not in an
+    # empty queue after it: it says nothing about launch latency (which is never negative).
+    early = latency < 0
+    idle = (prev_end < api_end) & ~early
     small = int((k_dur < (api_end - api_start)).sum())
     by_api = []
     api_time = 0
@@ -187,7 +232,7 @@ def launch_summary(api: ApiCalls, kernels: Ops, kernel_corr: np.ndarray, gpu_ops
     n_matched = int(matched.sum())
     return LaunchSummary(
         launch_count=n_calls, launches_per_s=(n_calls / span_ns * 1e9) if span_ns else None,
-        correlated_kernels=n_matched, small_kernel_count=small,
+        correlated_kernels=n_matched, small_kernel_count=small, started_before_return=int(early.sum()),
         small_kernel_fraction=(small / n_matched) if n_matched else None,
         api_time_ns=api_time, by_api=by_api)
 
@@ -364,28 +409,56 @@ def mpi_summary(rel: Relations, span_ns: int) -> MpiSummary:
     by_kind = {k: _per_process_union(pid[kinds == k], start[kinds == k], end[kinds == k])
                for k in sorted(set(kinds.tolist()))}
     total = _per_process_union(pid, start, end)
-    return MpiSummary(ranks=ranks, call_count=len(rows), total_ns=total, pct_of_span=_pct(total, span_ns),
-                      by_kind=by_kind, by_op=by_op)
+    processes = max(len(np.unique(pid)), 1)
+    return MpiSummary(ranks=ranks, call_count=len(rows), total_ns=total, process_count=processes,
+                      pct_of_span=_pct(total, span_ns * processes), by_kind=by_kind, by_op=by_op)
 
 
-def overhead_summary(rel: Relations, span_ns: int) -> OverheadSummary:
-    """Profiler overhead as a union per process."""
-    arr = rel.fetch_ints(f"SELECT pid, start, \"end\" FROM pa_overhead WHERE {VALID}", 3)
-    total = _per_process_union(arr[:, 0], arr[:, 1], arr[:, 2])
-    return OverheadSummary(count=len(arr), total_ns=total, pct_of_span=_pct(total, span_ns))
+Intervals = tuple[np.ndarray, np.ndarray, np.ndarray]  # (pid, start, end), int64, valid rows only
 
 
-def host_activity_sets(api: ApiCalls, pids: set[int]) -> HostActivity | None:
-    """Host API calls of the processes, labelled by activity kind (sync, copy, launch); not merged.
+def fetch_intervals(rel: Relations, relation: str) -> Intervals:
+    """(pid, start, end) of the well-formed rows of an interval relation (mpi_calls, overhead)."""
+    if not rel.available(relation):
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z
+    arr = rel.fetch_ints(f"SELECT pid, start, \"end\" FROM pa_{relation} WHERE {VALID}", 3)
+    return arr[:, 0], arr[:, 1], arr[:, 2]
 
-    Calls of kind "other" are not fetched (rocpd files hold tens of millions of HSA calls): a gap
-    that no sync, copy or launch call covers is a CPU-side stall, whatever else the host did. The
-    intervals are merged later, only where they overlap the gaps being classified.
+
+def overhead_summary(overhead: Intervals, span_ns: int) -> OverheadSummary:
+    """Profiler overhead as a union per process; its share of the span per process."""
+    pid, start, end = overhead
+    total = _per_process_union(pid, start, end)
+    processes = max(len(np.unique(pid)), 1)
+    return OverheadSummary(count=len(pid), total_ns=total, process_count=processes,
+                           pct_of_span=_pct(total, span_ns * processes))
+
+
+def host_sets(api: ApiCalls | None, pids: set[int], mpi: Intervals, overhead: Intervals) -> HostSets | None:
+    """Merged host intervals of the processes `pids` by kind, for the gaps of one device.
+
+    None when the profile holds no host API calls at all: nothing can then be said of what the host
+    did during a gap. Calls of kind "other" are not fetched (rocpd files hold tens of millions of
+    HSA calls): a gap that no launch, copy, sync, alloc or MPI call covers is host work.
     """
-    if not pids:
+    if api is None or not pids:
         return None
-    pm = _equals_any(api.pid, sorted(pids)) if len(pids) <= 16 else np.isin(api.pid, sorted(pids))
-    every = bool(pm.all())
-    return HostActivity(api.start, api.end,
-                        {label: api.of(*kinds) if every else (pm & api.of(*kinds))
-                         for label, kinds in HOST_SET_KINDS.items()})
+    wanted = sorted(pids)
+
+    def of_pids(pid: np.ndarray) -> np.ndarray:
+        return _equals_any(pid, wanted) if len(wanted) <= 16 else np.isin(pid, wanted)
+
+    pm = of_pids(api.pid)
+
+    def merged(*kinds: str) -> iv.Merged:
+        m = pm & api.of(*kinds)
+        return iv.merge(api.start[m], api.end[m])
+
+    def merged_iv(ivs: Intervals) -> iv.Merged:
+        m = of_pids(ivs[0])
+        return iv.merge(ivs[1][m], ivs[2][m])
+
+    return HostSets(sync=merged("sync"), copy=merged("memcpy", "memcpy_async", "memset"),
+                    launch=merged("launch", "graph_launch"), alloc=merged("alloc", "free"),
+                    mpi=merged_iv(mpi), overhead=merged_iv(overhead))

@@ -124,6 +124,38 @@ def union_of(sets: list[Merged]) -> Merged:
     return merge(np.concatenate([m[0] for m in sets]), np.concatenate([m[1] for m in sets]))
 
 
+def covered_many(merged: Merged, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Length of each [lo[i], hi[i]) covered by a merged set, for many windows at once.
+
+    Formula: with C(t) = |merged ∩ (-inf, t)| from prefix sums of the merged lengths, the covered
+    length of [lo, hi) is C(hi) - C(lo). O((n + m) log n) for n merged intervals and m windows.
+    """
+    lo = np.asarray(lo, dtype=np.int64)
+    hi = np.asarray(hi, dtype=np.int64)
+    starts, ends = merged
+    if len(starts) == 0 or len(lo) == 0:
+        return np.zeros(len(lo), dtype=np.int64)
+    prefix = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(ends - starts)])
+
+    def before(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(starts, t, side="right")  # merged intervals starting at or before t
+        last_end = ends[np.maximum(k - 1, 0)]
+        beyond = np.where(k > 0, np.maximum(last_end - t, 0), 0)
+        return prefix[k] - beyond
+
+    return np.maximum(before(hi) - before(lo), 0)
+
+
+def contains_many(merged: Merged, t: np.ndarray) -> np.ndarray:
+    """For each time t[i], whether some merged interval [s, e) holds it (s <= t < e)."""
+    t = np.asarray(t, dtype=np.int64)
+    starts, ends = merged
+    if len(starts) == 0 or len(t) == 0:
+        return np.zeros(len(t), dtype=bool)
+    k = np.searchsorted(starts, t, side="right")
+    return (k > 0) & (ends[np.maximum(k - 1, 0)] > t)
+
+
 def coverage(merged: Merged, lo: int, hi: int) -> int:
     """Length of [lo, hi) covered by a merged set, in O(log n) plus the overlapping intervals."""
     starts, ends = merged

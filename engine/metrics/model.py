@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.phases.model import PhaseSummary
 
-SUMMARY_SCHEMA_VERSION = "1.0"
+SUMMARY_SCHEMA_VERSION = "1.1"
 
 
 class _Model(BaseModel):
@@ -89,22 +89,47 @@ class DeviceSummary(_Model):
     utilization_pct: float | None = Field(None, description="busy / span × 100")
     kernel_concurrency: float | None = Field(
         None, description="kernel_time / kernel_busy: mean number of kernels running while any runs")
+    exposed_copy_ns: int | None = Field(
+        None, description="copy union not overlapped by kernels on this device; None when copies were not read")
+    kernel_only_ns: int = Field(
+        0, description="kernel union not overlapped by copies on this device: the compute a copy could hide behind")
     first_activity_ns: int | None = None
     last_activity_ns: int | None = None
     hardware: HardwareLimits = Field(default_factory=HardwareLimits)
 
 
 class GpuTotals(_Model):
-    """Totals over the devices with activity. Devices are never merged into one timeline."""
+    """Totals over the devices with activity. Devices are never merged into one timeline.
+
+    Sums over devices are device time: on several GPUs they add up to span × devices, not the span.
+    """
 
     device_count: int = Field(description="devices with GPU activity")
     kernel_count: int
     kernel_time_ns: int
-    busy_ns: int = Field(description="sum over used devices of per-device busy time")
-    utilization_pct: float | None = Field(None, description="busy / (span × device_count) × 100")
-    copy_time_ns: int = 0
-    memset_time_ns: int = 0
-    exposed_copy_ns: int = Field(0, description="copy time not overlapped by kernels on the same device")
+    kernel_busy_ns: int = Field(0, description="sum over used devices of the union of kernel intervals")
+    busy_ns: int = Field(description="sum over used devices of per-device busy time (kernels, copies, memsets)")
+    utilization_pct: float | None = Field(
+        None, description="busy / (span × device_count) × 100: any GPU activity, copies and memsets included")
+    kernel_utilization_pct: float | None = Field(
+        None, description="kernel busy / (span × device_count) × 100: kernels alone")
+    copy_time_ns: int | None = Field(0, description="sum of copy durations; None when copies were not read")
+    memset_time_ns: int | None = Field(0, description="sum of memset durations; None when memsets were not read")
+    exposed_copy_ns: int | None = Field(
+        0, description="copy time not overlapped by kernels on the same device; None when copies were not read")
+    window_ns: int = Field(0, description="sum over devices of the active window (first to last GPU operation)")
+    leading_idle_ns: int = Field(0, description="sum over devices of span start → first GPU operation")
+    trailing_idle_ns: int = Field(0, description="sum over devices of last GPU operation → span end")
+    idle_in_window_ns: int = Field(0, description="sum over devices of idle time inside the active window")
+    idle_by_cause: dict[str, int] = Field(
+        default_factory=dict, description="idle_in_window_ns partitioned by gap cause (see DeviceGaps)")
+    recoverable_by_cause: dict[str, int] = Field(
+        default_factory=dict, description="per gap cause, the idle time its fix can recover (see DeviceGaps)")
+    critical_busy_ns: int = Field(0, description="sum over devices of the busy time the host waited on (DeviceGaps)")
+    first_operation_ns: int | None = Field(
+        None, description="offset from the span start of the first GPU operation on any device")
+    last_operation_ns: int | None = Field(
+        None, description="offset from the span start of the end of the last GPU operation on any device")
 
 
 class GapBucket(_Model):
@@ -123,13 +148,25 @@ class Gap(_Model):
     device: int
     start_ns: int = Field(description="offset from the span start")
     duration_ns: int
-    host_activity: str = Field(description="sync, copy, launch, other_api or cpu_stall (no GPU API)")
+    host_activity: str = Field(
+        description="the gap's cause: sync, copy_wait, launch, alloc, mpi, cpu_stall, overhead or unknown")
     host_cover_pct: dict[str, float] = Field(
-        default_factory=dict, description="share of the gap covered by each kind of host API call")
+        default_factory=dict, description="share of the gap covered by each kind of host call "
+                                          "(sync, copy, launch, alloc, mpi)")
+    recoverable_ns: int = Field(0, description="what the fix of its cause can recover of this gap")
 
 
 class DeviceGaps(_Model):
-    """Idle gaps of one device inside its active window (first to last GPU operation)."""
+    """Idle gaps of one device inside its active window (first to last GPU operation).
+
+    Each gap has one cause (engine/metrics/gaps.py): overhead (the part profiler overhead covers),
+    cpu_stall (host work outside the GPU API), sync / copy_wait (the host blocked on the GPU when it
+    ran dry: a round trip), launch, alloc, mpi (the call kind covering most of the gap), unknown (no
+    host calls captured). `recoverable_by_cause` is what each cause's fix can recover as the trace
+    proves it: min(gap, busy interval before it) for round trips; for host work and MPI together at
+    most the device's busy time (work overlapped with GPU work can hide only behind GPU work); the gap
+    for launch; the calls' own time for alloc; nothing for overhead.
+    """
 
     device: int
     window_ns: int
@@ -138,6 +175,12 @@ class DeviceGaps(_Model):
     gap_count: int
     leading_idle_ns: int = Field(description="span start → first GPU operation on this device")
     trailing_idle_ns: int = Field(description="last GPU operation → span end")
+    idle_by_cause: dict[str, int] = Field(default_factory=dict, description="idle_ns partitioned by gap cause")
+    recoverable_by_cause: dict[str, int] = Field(
+        default_factory=dict, description="per cause, the idle time its fix can recover")
+    critical_busy_ns: int = Field(
+        0, description="busy time the host waited on (busy intervals ending while it was blocked in a sync, "
+                       "copy or MPI call, and the last one): faster GPU work shortens the run only there")
     histogram: list[GapBucket]
     largest: list[Gap]
 
@@ -181,6 +224,12 @@ class CopyStats(_Model):
         None, description="host link for host/peer copies, device memory for DtoD")
     peak_basis: str | None = None
     bandwidth_pct_of_peak: float | None = None
+    pinned_estimate_ns: int | None = Field(
+        None, description="pageable host copies only: time the same copies would take from pinned memory, "
+                          "each at the achievable pinned rate but no faster than the fastest copy of its "
+                          "direction, never more than it took")
+    pinned_rate_bps: float | None = Field(None, description="the achievable pinned rate used for the estimate")
+    pinned_rate_basis: str | None = Field(None, description="where that rate comes from")
 
 
 class CopyTotals(_Model):
@@ -229,7 +278,9 @@ class SyncSummary(_Model):
     """CPU blocked in synchronisation and GPU-side sync records."""
 
     cpu_blocked_ns: int = Field(description="union over threads per process, summed over processes")
-    cpu_blocked_pct_of_span: float | None = None
+    process_count: int = Field(1, description="processes that made GPU API calls")
+    cpu_blocked_pct_of_span: float | None = Field(
+        None, description="per process: cpu_blocked_ns / (span × process_count) × 100, never above 100")
     call_count: int
     by_api: list[ApiBlocked]
     gpu_sync_events: dict[str, int] = Field(default_factory=dict, description="count by sync type")
@@ -255,6 +306,9 @@ class LaunchSummary(_Model):
     launches_per_s: float | None = None
     correlated_kernels: int = Field(description="kernels matched to their launch call")
     small_kernel_count: int = Field(description="kernels shorter than the API call that launched them")
+    started_before_return: int = Field(
+        0, description="kernels that started before their launch call returned: queued behind the call, "
+                       "not a launch latency (left out of the latency statistics)")
     small_kernel_fraction: float | None = None
     api_time_ns: int = Field(description="sum of launch call durations")
     by_api: list[LaunchApiStats]
@@ -322,7 +376,8 @@ class MpiSummary(_Model):
     ranks: list[int] = Field(default_factory=list)
     call_count: int
     total_ns: int = Field(description="union over threads per process, summed over processes")
-    pct_of_span: float | None = None
+    process_count: int = Field(1, description="processes with MPI calls")
+    pct_of_span: float | None = Field(None, description="per process: total / (span × process_count) × 100")
     by_kind: dict[str, int] = Field(default_factory=dict, description="union time by p2p/collective/wait/other")
     by_op: list[MpiOpStats]
 
@@ -331,8 +386,9 @@ class OverheadSummary(_Model):
     """Profiler overhead, kept apart from the application's time."""
 
     count: int
-    total_ns: int = Field(description="union over threads per process")
-    pct_of_span: float | None = None
+    total_ns: int = Field(description="union over threads per process, summed over processes")
+    process_count: int = Field(1, description="processes with overhead records")
+    pct_of_span: float | None = Field(None, description="per process: total / (span × process_count) × 100")
 
 
 class ProfileSummary(_Model):
@@ -358,6 +414,9 @@ class ProfileSummary(_Model):
     overhead: OverheadSummary | None = None
     phases: list[PhaseSummary] | None = Field(
         None, description="non-overlapping phases of the timeline (markers or kernel mix); None: no kernels")
+    captured: dict[str, bool] = Field(
+        default_factory=dict, description="which kinds of data the export holds (relation name -> rows "
+                                          "present), so that nothing asks to capture what is already there")
     host_side: dict[str, int] | None = Field(
         None, description="facts recovered from host API arguments when GPU activity tables are empty "
                           "(degraded capture); host-side, never GPU activity")

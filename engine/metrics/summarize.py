@@ -18,8 +18,9 @@ import numpy as np
 from engine import __version__
 from engine.metrics import host as host_metrics
 from engine.metrics import intervals as iv
-from engine.metrics.activity import Ops, device_activity, idle_gaps, stream_stats
+from engine.metrics.activity import Ops, device_activity, stream_stats
 from engine.metrics.degraded import rocpd_capture_checks
+from engine.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
 from engine.metrics.kernels import kernel_names, kernel_stats, launch_configs
 from engine.metrics.model import (
     CopyStats,
@@ -46,7 +47,11 @@ GPU_RELATIONS = ("kernels", "copies", "memsets")
 # beside them (see _summarize_in): the overlap saves a fraction of a second, the extra peak memory
 # on a capture of ten million calls is a few hundred MB.
 OVERLAP_PHASES_MAX_CALLS = 2_000_000
-SPAN_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead")
+SPAN_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead",
+                  "os_calls")
+# Relations whose presence (with at least one row) `ProfileSummary.captured` reports.
+CAPTURED_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls",
+                      "os_calls", "cpu_samples", "overhead")
 
 
 def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSummary:
@@ -180,11 +185,16 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     configs = launch_configs(rel) if rel.available("kernels") else {}
     memsets_summary = memset_stats(rel) if rel.available("memsets") else None
     rank = _single_rank(rel)
+    mpi_iv = host_metrics.fetch_intervals(rel, "mpi_calls")
+    overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
     kernels, kx, knames = kernel_job.result()
     digest = digest_job.result()
     warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
     if api is not None and api.invalid:
         warnings.append(f"{api.invalid} api_calls record(s) with no end or end < start were ignored")
+    if api is not None and api.nested:
+        warnings.append(f"{api.nested} api_calls record(s) nested inside another record of the same call "
+                        "(same process and correlation id) counted once")
     span_start, span_end = _span(rel, [kernels, copies, memsets], api, marker_scan)
     span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
 
@@ -214,6 +224,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
 
     devices: list[DeviceSummary] = []
     gaps: list[DeviceGaps] = []
+    gap_tables: list[GapTable] = []
     for dev_id in sorted(set(hardware) | set(acts)):
         info, hw = hardware.get(dev_id, ({}, HardwareLimits()))
         act = acts.get(dev_id)
@@ -225,6 +236,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         ktime = int(kernels.duration[kmask].sum())
         kbusy = iv.length(act.kernels)
         busy = iv.length(act.busy)
+        copy_kernel = iv.intersect_length(act.copies, act.kernels)
         devices.append(DeviceSummary(
             id=dev_id, name=info.get("name"), bus_location=info.get("bus_location"), used=True,
             kernel_count=int(kmask.sum()), kernel_time_ns=ktime, kernel_busy_ns=kbusy,
@@ -232,19 +244,21 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             memset_time_ns=int(memsets.duration[memsets.device == dev_id].sum()),
             busy_ns=busy, utilization_pct=(100.0 * busy / span) if span else None,
             kernel_concurrency=(ktime / kbusy) if kbusy else None,
+            exposed_copy_ns=iv.length(act.copies) - copy_kernel if rel.available("copies") else None,
+            kernel_only_ns=kbusy - copy_kernel,
             first_activity_ns=int(act.busy[0][0]), last_activity_ns=int(act.busy[1][-1]), hardware=hw))
-        host_sets = host_metrics.host_activity_sets(api, all_pids_by_device.get(dev_id, set())) if api else None
         if span_start is not None and span_end is not None:
-            gaps.append(idle_gaps(act, int(span_start), int(span_end), host_sets))
+            host = host_metrics.host_sets(api, all_pids_by_device.get(dev_id, set()), mpi_iv, overhead_iv)
+            table = classify_gaps(dev_id, act.busy, host)
+            gap_tables.append(table)
+            gaps.append(device_gaps(act.busy, table, int(span_start), int(span_end)))
 
     used = [d for d in devices if d.used]
     exposed_copy = sum(iv.subtract_length(a.copies, a.kernels) for a in acts.values())
-    busy_total = sum(d.busy_ns for d in used)
-    gpu = GpuTotals(
-        device_count=len(used), kernel_count=len(kernels.start), kernel_time_ns=int(kernels.duration.sum()),
-        busy_ns=busy_total, utilization_pct=(100.0 * busy_total / (span * len(used))) if span and used else None,
-        copy_time_ns=int(copies.duration.sum()), memset_time_ns=int(memsets.duration.sum()),
-        exposed_copy_ns=exposed_copy)
+    gpu = _gpu_totals(used, gaps, len(kernels.start), int(kernels.duration.sum()), span,
+                      int(copies.duration.sum()) if rel.available("copies") else None,
+                      int(memsets.duration.sum()) if rel.available("memsets") else None,
+                      exposed_copy if rel.available("copies") else None)
 
     hw_by_dev = {d: h for d, (_, h) in hardware.items()}
     kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, configs, hw_by_dev) \
@@ -287,11 +301,67 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         streams=streams_job.result(),
         markers=marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None,
         mpi=host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None,
-        overhead=host_metrics.overhead_summary(rel, span) if rel.available("overhead") else None,
-        phases=(phases_job.result() if phases_job is not None else phases_now() if has_span else None),
+        overhead=host_metrics.overhead_summary(overhead_iv, span) if rel.available("overhead") else None,
+        phases=_with_gap_causes(phases_job.result() if phases_job is not None else phases_now() if has_span
+                                else None, gap_tables, int(span_start or 0)),
+        captured=_captured(rel, {"kernels": len(kernels.start), "copies": len(copies.start),
+                                 "memsets": len(memsets.start), "overhead": len(overhead_iv[0]),
+                                 "mpi_calls": len(mpi_iv[0])}),
         skipped=skipped, warnings=warnings)
     _degraded_capture_checks(rel, summary, api)
     return summary
+
+
+def _gpu_totals(used: list[DeviceSummary], gaps: list[DeviceGaps], kernel_count: int, kernel_time: int,
+                span: int, copy_time: int | None, memset_time: int | None, exposed_copy: int | None) -> GpuTotals:
+    """Totals over the used devices: busy, utilisation, the active windows and their idle by cause."""
+    busy_total = sum(d.busy_ns for d in used)
+    kbusy_total = sum(d.kernel_busy_ns for d in used)
+    device_time = span * len(used)
+    idle_by_cause: dict[str, int] = {}
+    recoverable: dict[str, int] = {}
+    for g in gaps:
+        for cause, ns in g.idle_by_cause.items():
+            idle_by_cause[cause] = idle_by_cause.get(cause, 0) + ns
+        for cause, ns in g.recoverable_by_cause.items():
+            recoverable[cause] = recoverable.get(cause, 0) + ns
+    return GpuTotals(
+        device_count=len(used), kernel_count=kernel_count, kernel_time_ns=kernel_time,
+        kernel_busy_ns=kbusy_total, busy_ns=busy_total,
+        utilization_pct=(100.0 * busy_total / device_time) if device_time else None,
+        kernel_utilization_pct=(100.0 * kbusy_total / device_time) if device_time else None,
+        copy_time_ns=copy_time, memset_time_ns=memset_time, exposed_copy_ns=exposed_copy,
+        window_ns=sum(g.window_ns for g in gaps), leading_idle_ns=sum(g.leading_idle_ns for g in gaps),
+        trailing_idle_ns=sum(g.trailing_idle_ns for g in gaps), idle_in_window_ns=sum(g.idle_ns for g in gaps),
+        idle_by_cause=idle_by_cause, recoverable_by_cause=recoverable,
+        critical_busy_ns=sum(g.critical_busy_ns for g in gaps),
+        first_operation_ns=min((g.leading_idle_ns for g in gaps), default=None),
+        last_operation_ns=(span - min(g.trailing_idle_ns for g in gaps)) if gaps else None)
+
+
+def _with_gap_causes(phases: list[PhaseSummary] | None, tables: list[GapTable],
+                     span_start: int) -> list[PhaseSummary] | None:
+    """Each phase with the idle gaps inside it by cause (gaps straddling a boundary in proportion)."""
+    if not phases:
+        return phases
+    out = []
+    for ph in phases:
+        idle, rec = clipped_totals(tables, span_start + ph.start_ns, span_start + ph.end_ns)
+        out.append(ph.model_copy(update={"idle_by_cause": idle, "recoverable_by_cause": rec}))
+    return out
+
+
+def _captured(rel: Relations, counted: dict[str, int]) -> dict[str, bool]:
+    """Which relations hold at least one row (those already read are not asked again)."""
+    out = {}
+    for relation in CAPTURED_RELATIONS:
+        if not rel.available(relation):
+            out[relation] = False
+        elif relation in counted:
+            out[relation] = counted[relation] > 0
+        else:
+            out[relation] = bool(rel.query(f"SELECT EXISTS (SELECT 1 FROM pa_{relation})")[0][0])
+    return out
 
 
 def _prefetched_for_phases(rel: Relations, copies: Ops, cx: dict[str, np.ndarray], memsets: Ops,

@@ -51,6 +51,11 @@ class PhaseSummary(_Model):
     mpi_ns: int | None = Field(
         default=None, description="time in MPI calls: union per process, clipped, summed over processes; "
                                   "None when not captured")
+    idle_by_cause: dict[str, int] = Field(
+        default_factory=dict, description="in-window idle gaps inside the phase by cause (DeviceGaps), "
+                                          "straddling gaps in proportion")
+    recoverable_by_cause: dict[str, int] = Field(
+        default_factory=dict, description="the part of that idle time each cause's fix can recover")
     top_kernels: list[PhaseKernel] = Field(default_factory=list, description="largest clipped time first; "
                                            "a truncated list, never a total")
     marker: str | None = Field(default=None, description="NVTX/rocTX range name that marks the phase, if any")

@@ -2,7 +2,9 @@
 
 A phase is (duration_ns, {kernel name: weight}, busy fraction): kernels are drawn at random from the
 mix, with random durations around MEAN_KERNEL_NS and idle gaps sized so the stream is busy for
-`busy` of the time. Kernels never cross a planted boundary, so the planted truth is exact.
+`busy` of the time. Kernels never cross a planted boundary, so the planted truth is exact. Each
+kernel is launched by a short launch call just before it starts (the host's own work fills the
+rest of each gap), so the idle gaps read as host work, as they do in a real host-bound phase.
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ import random
 from pathlib import Path
 
 from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Device, Kernel, Marker, MpiCall, Process, Scenario
+from engine.synth.scenario import ApiCall, Device, Kernel, Marker, MpiCall, Process, Scenario
 
 PID = 4242
 T0 = 1_000_000_000
 MS = 1_000_000
 US = 1_000
 MEAN_KERNEL_NS = 200 * US
+LAUNCH_NS = 5 * US          # the launch call
+LAUNCH_LATENCY_NS = 3 * US  # launch call end -> kernel start
 
 Phase = tuple[int, dict[str, float], float]
 
@@ -27,25 +31,31 @@ def phased(phases: list[Phase], seed: int = 0, pid: int = PID, rank: int | None 
     """A one-GPU scenario with the given phases; returns it and the planted boundaries (absolute ns)."""
     rng = random.Random(seed)
     kernels: list[Kernel] = []
+    calls: list[ApiCall] = []
     bounds: list[int] = []
     t = t0
     for dur, mix, busy in phases:
         end = t + dur
         names = list(mix)
         weights = [mix[n] for n in names]
-        cur = t
+        # the first launch call must not start before t0, where the planted span begins
+        cur = t if t > t0 else t + LAUNCH_NS + LAUNCH_LATENCY_NS
         while True:
             kd = max(1_000, int(rng.uniform(0.5, 1.5) * MEAN_KERNEL_NS))
             if cur + kd > end:
                 break
             if busy > 0:
-                kernels.append(Kernel(pid, 0, 7, cur, cur + kd, rng.choices(names, weights)[0]))
+                corr = len(kernels) + 1
+                kernels.append(Kernel(pid, 0, 7, cur, cur + kd, rng.choices(names, weights)[0], correlation_id=corr))
+                call_end = cur - LAUNCH_LATENCY_NS
+                calls.append(ApiCall(pid, pid, call_end - LAUNCH_NS, call_end, "launch", corr))
             gap = int(kd * (1 - busy) / busy) if busy > 0 else kd
             cur += kd + int(gap * rng.uniform(0.5, 1.5))
         bounds.append(end)
         t = end
     scen = Scenario(name="phased", description="planted phases", devices=[Device(id=0)],
-                    processes=[Process(pid, "app", {pid: "main"}, rank=rank)], kernels=kernels)
+                    processes=[Process(pid, "app", {pid: "main"}, rank=rank)], kernels=kernels,
+                    api_calls=calls)
     if markers:
         start = t0
         for (dur, _, _), text in zip(phases, markers, strict=True):

@@ -130,6 +130,21 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("kind", "text", "one of " + "/".join(MPI_KINDS)),
         ("bytes", "int", "payload bytes when recorded, else NULL"),
     ),
+    "os_calls": _cols(
+        _ROW_ID,
+        ("pid", "int", "process id"),
+        ("tid", "int", "thread id"),
+        ("start", "int", "start, ns"),
+        ("end", "int", "end, ns"),
+        ("name", "text", "OS runtime function, e.g. read, pthread_mutex_lock, nanosleep"),
+        ("depth", "int", "nesting level, 0 for the outermost call; NULL when not recorded"),
+    ),
+    "cpu_samples": _cols(
+        _ROW_ID,
+        ("pid", "int", "process id"),
+        ("tid", "int", "thread id"),
+        ("time", "int", "sample time, ns"),
+    ),
     "devices": _cols(
         ("device", "int", "device number as the activity records carry it"),
         ("name", "text", "product name"),

@@ -17,6 +17,7 @@ from typing import Any
 from engine import __version__
 from engine.metrics.model import ProfileSummary
 from engine.ranks.model import CrossRank
+from engine.report.gains import gain_text
 from engine.report.llm_hook import LlmFailure, LlmOutcome
 from engine.report.model import (
     REPORT_SCHEMA_VERSION,
@@ -47,17 +48,20 @@ from engine.rules.hypothesis import Hypothesis
 TOP_KERNELS = 10
 TOP_COLLECTIVES = 10
 
-# What to capture next when a relation could not be read (matched against skipped items).
-_CAPTURE_HINTS: tuple[tuple[str, str], ...] = (
-    ("marker", "NVTX / rocTX ranges (nsys --trace=nvtx; rocprofv3 --marker-trace) to attribute "
-               "time to application phases"),
-    ("mpi", "MPI tracing (nsys --trace=mpi; rocprofv3 with the MPI wrapper) to measure communication"),
-    ("kernel", "GPU activity (nsys --trace=cuda; rocprofv3 --kernel-trace) to see kernels at all"),
-    ("cop", "memory copy activity (nsys --trace=cuda; rocprofv3 --memory-copy-trace)"),
-    ("api", "runtime API calls (nsys --trace=cuda; rocprofv3 --hip-runtime-trace) to see launch "
-            "and sync costs"),
-    ("sync", "synchronisation records (nsys --trace=cuda; rocprofv3 --hip-runtime-trace)"),
-)
+# What to capture next when a relation is absent from the profile, keyed by the exact relation name
+# of the skipped item (a skipped *analysis* of a relation that was read, such as copies.pageable_share,
+# must not ask to capture what the file already holds).
+_CAPTURE_HINTS: dict[str, str] = {
+    "markers": "NVTX / rocTX ranges (nsys --trace=nvtx; rocprofv3 --marker-trace) to attribute "
+               "time to application phases",
+    "mpi_calls": "if the application uses MPI: MPI tracing (nsys --trace=mpi; rocprof-sys with its MPI "
+                 "wrappers) to measure communication",
+    "kernels": "GPU activity (nsys --trace=cuda; rocprofv3 --kernel-trace) to see kernels at all",
+    "copies": "memory copy activity (nsys --trace=cuda; rocprofv3 --memory-copy-trace)",
+    "api_calls": "runtime API calls (nsys --trace=cuda; rocprofv3 --hip-runtime-trace) to see launch "
+                 "and sync costs",
+    "syncs": "synchronisation records (nsys --trace=cuda; rocprofv3 --hip-runtime-trace)",
+}
 
 
 @dataclass(frozen=True)
@@ -123,22 +127,37 @@ def _device_rows(s: ProfileSummary) -> list[DeviceRow]:
             trailing_idle_ns=g.trailing_idle_ns if g else None,
             idle_in_window_ns=g.idle_ns if g else None, gap_count=g.gap_count if g else None,
             gap_histogram=[GapBucketRow(**b.model_dump()) for b in g.histogram] if g else [],
-            largest_gaps=[GapRow(start_ns=x.start_ns, duration_ns=x.duration_ns,
-                                 host_activity=x.host_activity) for x in g.largest] if g else []))
+            idle_by_cause=dict(g.idle_by_cause) if g else {},
+            largest_gaps=[GapRow(start_ns=x.start_ns, duration_ns=x.duration_ns, host_activity=x.host_activity,
+                                 recoverable_ns=x.recoverable_ns) for x in g.largest] if g else []))
     return rows
 
 
 def key_metrics(s: ProfileSummary) -> KeyMetrics:
     """Copy the headline numbers of one ProfileSummary (None stays None: never a silent 0)."""
-    captured = s.host_side is None and not any(k.what in ("kernels", "gpu_activity") for k in s.skipped)
+    g = s.gpu
+    captured = s.host_side is None and g.device_count > 0 and not any(
+        k.what in ("kernels", "gpu_activity") for k in s.skipped)
+    issued = None
+    if s.launch is not None:
+        issued = bool(s.launch.launch_count or (s.host_side or {}).get("host_memcpy_calls")
+                      or (s.copies and s.copies.count) or g.kernel_count)
+    outside = None
+    if captured and s.span_ns and g.first_operation_ns is not None and g.last_operation_ns is not None:
+        outside = min(100.0, 100.0 * (g.first_operation_ns + s.span_ns - g.last_operation_ns) / s.span_ns)
     return KeyMetrics(
-        span_ns=s.span_ns, gpu_activity_captured=captured,
-        device_count=s.gpu.device_count if captured else None,
-        kernel_count=s.gpu.kernel_count if captured else None,
-        kernel_time_ns=s.gpu.kernel_time_ns if captured else None,
-        gpu_busy_ns=s.gpu.busy_ns if captured else None,
-        gpu_utilization_pct=s.gpu.utilization_pct if captured else None,
-        exposed_copy_ns=s.gpu.exposed_copy_ns if captured else None,
+        span_ns=s.span_ns, gpu_activity_captured=captured, host_issued_gpu_work=issued,
+        device_count=g.device_count if captured else None,
+        kernel_count=g.kernel_count if captured else None,
+        kernel_time_ns=g.kernel_time_ns if captured else None,
+        gpu_busy_ns=g.busy_ns if captured else None,
+        gpu_utilization_pct=g.utilization_pct if captured else None,
+        kernel_busy_ns=g.kernel_busy_ns if captured else None,
+        kernel_utilization_pct=g.kernel_utilization_pct if captured else None,
+        window_ns=g.window_ns if captured else None,
+        window_busy_pct=min(100.0, 100.0 * g.busy_ns / g.window_ns) if captured and g.window_ns else None,
+        outside_window_pct=outside,
+        exposed_copy_ns=g.exposed_copy_ns if captured and s.copies is not None else None,
         copy_bytes=s.copies.bytes if s.copies else None,
         pageable_share_pct=s.copies.pageable_share_pct if s.copies else None,
         cpu_blocked_in_sync_ns=s.sync.cpu_blocked_ns if s.sync else None,
@@ -156,31 +175,38 @@ def key_metrics(s: ProfileSummary) -> KeyMetrics:
     )
 
 
-def _pct_text(pct: float) -> str:
-    """A percentage that stays readable when small (0.03 % is not "0%")."""
-    return f"{pct:.0f}%" if pct >= 10 else (f"{pct:.1f}%" if pct >= 1 else f"{pct:.2g}%")
-
-
 def _headline(hyps: list[ReportHypothesis], skipped: int) -> Headline:
+    """The headline follows the ranking: its first finding, worded by what that finding can claim."""
     if not hyps:
         text = "No bottleneck found by the rules"
         text += f"; {skipped} analyses could not be done (see below)." if skipped else "."
         return Headline(text=text)
     h = hyps[0]
-    share = f", {_pct_text(h.runtime_fraction_pct)} of the run" if h.runtime_fraction_pct is not None else ""
-    if h.expected_impact == "low":
-        # A low-impact finding is not a "primary bottleneck": say that nothing dominates.
-        return Headline(text=f"No dominant bottleneck: the largest finding, {h.title} ({h.bottleneck_type}"
-                             f"{share}), has low expected impact; see the findings below.")
-    if h.estimated_speedup_pct_upper is not None:
-        gain = f"fixing it gains at most {_pct_text(h.estimated_speedup_pct_upper)}"
-        if h.estimated_speedup_pct_lower is not None:
-            gain += f" (about {_pct_text(h.estimated_speedup_pct_lower)} if half of it is removed)"
-    else:
-        gain = "the gain of fixing it cannot be bounded from this profile"
-    return Headline(text=f"Primary bottleneck: {h.title} ({h.bottleneck_type}{share}); {gain}.",
-                    hypothesis_id=h.id, bottleneck_type=h.bottleneck_type,
-                    speedup_pct_upper=h.estimated_speedup_pct_upper)
+    big = h.expected_impact in ("high", "medium")
+    ref = {"hypothesis_id": h.id, "bottleneck_type": h.bottleneck_type, "claim": h.claim}
+    proven = [x for x in hyps if x.claim == "recoverable"]
+    if h.claim == "recoverable" and big:
+        gain = gain_text(h.claim, h.runtime_fraction_pct, h.estimated_speedup_pct_lower,
+                         h.estimated_speedup_pct_upper)
+        return Headline(text=f"Primary bottleneck: {h.title} ({h.bottleneck_type}): {gain}.",
+                        speedup_pct_upper=h.estimated_speedup_pct_upper, **ref)
+    if h.claim == "none":
+        text = f"Read with care: {h.title}."
+        if proven and proven[0].expected_impact in ("high", "medium"):
+            p = proven[0]
+            text += (f" Largest demonstrated gain: {p.title} ({p.bottleneck_type}): "
+                     f"{gain_text(p.claim, p.runtime_fraction_pct, None, p.estimated_speedup_pct_upper)}.")
+        else:
+            text += " No finding demonstrates a gain of medium or high impact in the GPU's active window."
+        return Headline(text=text, **ref)
+    if h.claim == "recoverable":
+        gain = gain_text(h.claim, h.runtime_fraction_pct, None, h.estimated_speedup_pct_upper)
+        return Headline(text=f"No dominant bottleneck: the largest demonstrated gain, {h.title} "
+                             f"({h.bottleneck_type}), is {gain}.",
+                        speedup_pct_upper=h.estimated_speedup_pct_upper, **ref)
+    text = (f"No finding demonstrates a gain of medium or high impact; the largest concern is {h.title} "
+            f"({h.bottleneck_type}), whose headroom this trace cannot bound.")
+    return Headline(text=text, **ref)
 
 
 def _next_captures(hyps: list[ReportHypothesis], skipped: list[SkippedRow]) -> list[str]:
@@ -191,10 +217,10 @@ def _next_captures(hyps: list[ReportHypothesis], skipped: list[SkippedRow]) -> l
     for row in skipped:
         if row.stage != "summary":
             continue
-        for key, hint in _CAPTURE_HINTS:
-            if key in row.what.lower() and hint not in out:
-                out.append(hint)
-                break
+        relation = row.what.rsplit(": ", 1)[-1]   # several profiles: "file.sqlite: relation"
+        hint = _CAPTURE_HINTS.get(relation)
+        if hint and hint not in out:
+            out.append(hint)
     return out
 
 
@@ -283,7 +309,8 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: Run
         primary_profile=primary,
         summary=key_metrics(main_summary),
         hypotheses=hyps,
-        time_claims_ns=dict(getattr(rule_result, "buckets", {}) or {}),
+        time_claims_ns=dict(getattr(rule_result, "claims", {}) or {}),
+        time_buckets_ns=dict(getattr(rule_result, "buckets", {}) or {}),
         rule_outcomes=[RuleOutcomeRow(rule_id=o.rule_id, status=str(o.status),
                                       reason=getattr(o, "reason", None), phase=getattr(o, "phase", None))
                        for o in getattr(rule_result, "outcomes", [])],

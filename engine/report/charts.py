@@ -74,16 +74,21 @@ def gap_histograms(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def speedup_ranges(doc: dict[str, Any]) -> dict[str, Any]:
-    """A bar from the lower to the upper Amdahl bound for each hypothesis that has bounds."""
-    hyps = [h for h in doc["hypotheses"] if h.get("estimated_speedup_pct_upper") is not None]
-    top = max((h["estimated_speedup_pct_upper"] for h in hyps), default=0.0) or 1.0
+    """Per finding with a bound, a bar of the run time it saves: from half of its claim to all of it.
+
+    The axis is time saved (share of the run, at most 100 %), not the Amdahl speedup percentage,
+    which grows without limit as the claim nears the whole run; the label carries the speedup factor.
+    """
+    hyps = [h for h in doc["hypotheses"] if h.get("claim", "recoverable") == "recoverable"
+            and h.get("runtime_fraction_pct") is not None]
+    top = max((h["runtime_fraction_pct"] for h in hyps), default=0.0) or 1.0
     rows = []
     for i, h in enumerate(hyps):
-        lo = h.get("estimated_speedup_pct_lower") or 0.0
-        hi = h["estimated_speedup_pct_upper"]
+        hi = h["runtime_fraction_pct"]
+        lo = hi / 2
         x0, x1 = _x(lo, top), _x(hi, top)
         rows.append({"y": round(4 + i * 22, 2), "x": x0, "w": round(max(1.0, x1 - x0), 2),
-                     "id": h["id"], "lower": lo, "upper": hi, "title": h["title"]})
+                     "id": h["id"], "lower": lo, "upper": hi, "title": h["title"], "hypothesis": h})
     return {"width": WIDTH, "height": round(8 + len(rows) * 22 + 14, 2), "rows": rows, "max": top}
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.ranks.model import CrossRank
 from engine.rules.hypothesis import EvidenceValue, Hypothesis
 
-REPORT_SCHEMA_VERSION = "1.3"
+REPORT_SCHEMA_VERSION = "1.4"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -71,7 +71,9 @@ class GapRow(_Model):
 
     start_ns: int = Field(ge=0)
     duration_ns: int = Field(ge=0)
-    host_activity: str
+    host_activity: str = Field(description="the gap's cause: sync, copy_wait, launch, alloc, mpi, cpu_stall, "
+                                           "overhead or unknown (docs/user-guide.md)")
+    recoverable_ns: int = Field(0, ge=0, description="what the fix of its cause can recover of this gap")
 
 
 class DeviceRow(_Model):
@@ -87,6 +89,7 @@ class DeviceRow(_Model):
     leading_idle_ns: int | None = None
     trailing_idle_ns: int | None = None
     idle_in_window_ns: int | None = Field(None, description="active window − busy")
+    idle_by_cause: dict[str, int] = Field(default_factory=dict, description="idle_in_window_ns by gap cause")
     gap_count: int | None = None
     gap_histogram: list[GapBucketRow] = Field(default_factory=list)
     largest_gaps: list[GapRow] = Field(default_factory=list)
@@ -107,24 +110,38 @@ class KeyMetrics(_Model):
 
     span_ns: int = Field(ge=0)
     gpu_activity_captured: bool = Field(
-        description="false when the profile holds no GPU activity records although the host issued GPU "
-                    "work (tracing off, or a cut capture): the GPU numbers below are then null, not 0")
+        description="false when the profile holds no GPU activity records: the GPU numbers below are then "
+                    "null, not 0 (see host_issued_gpu_work for why)")
+    host_issued_gpu_work: bool | None = Field(
+        None, description="true when the host made GPU API calls (launches, copies); with "
+                          "gpu_activity_captured false that is a degraded capture, with both false a CPU-only one; "
+                          "null when no host API calls were captured")
     device_count: int | None = Field(None, ge=0)
     kernel_count: int | None = Field(None, ge=0)
     kernel_time_ns: int | None = Field(None, ge=0)
-    gpu_busy_ns: int | None = Field(None, ge=0)
-    gpu_utilization_pct: float | None = Field(None, ge=0, le=100)
+    gpu_busy_ns: int | None = Field(None, ge=0, description="Σ over devices of the union of kernels, copies and "
+                                                            "memsets (any GPU activity)")
+    gpu_utilization_pct: float | None = Field(None, ge=0, le=100, description="gpu_busy over device time")
+    kernel_busy_ns: int | None = Field(None, ge=0, description="Σ over devices of the union of kernels alone")
+    kernel_utilization_pct: float | None = Field(None, ge=0, le=100, description="kernel_busy over device time")
+    window_ns: int | None = Field(None, ge=0, description="Σ over devices of the active window (first to last "
+                                                          "GPU operation)")
+    window_busy_pct: float | None = Field(None, ge=0, le=100, description="gpu_busy over the active windows: "
+                                                                          "the steady-state utilisation")
+    outside_window_pct: float | None = Field(None, ge=0, le=100, description="start-up (before the first GPU "
+                                                                             "operation) and tear-down (after the "
+                                                                             "last) over the span")
     exposed_copy_ns: int | None = Field(None, ge=0)
     copy_bytes: int | None = None
     pageable_share_pct: float | None = Field(None, ge=0, le=100)
     cpu_blocked_in_sync_ns: int | None = None
     cpu_blocked_pct_of_span: float | None = Field(
-        None, ge=0, description="may exceed 100 with several processes (summed over processes)")
+        None, ge=0, le=100, description="per process: blocked time over span × processes making GPU API calls")
     launch_count: int | None = None
     launches_per_s: float | None = None
     mpi_ns: int | None = None
-    mpi_pct_of_span: float | None = Field(None, ge=0)
-    profiler_overhead_pct_of_span: float | None = Field(None, ge=0)
+    mpi_pct_of_span: float | None = Field(None, ge=0, le=100, description="per process")
+    profiler_overhead_pct_of_span: float | None = Field(None, ge=0, le=100, description="per process")
     devices: list[DeviceRow]
     top_kernels: list[KernelRow]
     kernel_names_total: int = Field(ge=0, description="distinct kernel names (top_kernels is a cut)")
@@ -153,12 +170,13 @@ class ReportHypothesis(Hypothesis):
 
 
 class Headline(_Model):
-    """The summary line: primary bottleneck and the upper bound of what fixing it gains."""
+    """The summary line: the first finding in rank order and the upper bound of what fixing it gains."""
 
     text: str
     hypothesis_id: str | None = None
     bottleneck_type: str | None = None
     speedup_pct_upper: float | None = None
+    claim: str | None = Field(None, description="the claim kind of that finding (recoverable, speculative, none)")
 
 
 class SkippedRow(_Model):
@@ -251,7 +269,11 @@ class Report(_Model):
     summary: KeyMetrics
     hypotheses: list[ReportHypothesis]
     time_claims_ns: dict[str, int] = Field(
-        default_factory=dict, description="time claimed per bucket (compute, exposed_copy, ...)")
+        default_factory=dict, description="time the listed findings claim per bucket (compute, exposed_copy, "
+                                          "...), span-equivalent ns; their sum never exceeds the span")
+    time_buckets_ns: dict[str, int] = Field(
+        default_factory=dict, description="time available per bucket, span-equivalent ns (device time ÷ devices, "
+                                          "MPI time ÷ processes); start-up and tear-down belong to none")
     rule_outcomes: list[RuleOutcomeRow] = Field(default_factory=list)
     skipped: list[SkippedRow]
     warnings: list[str]

@@ -24,6 +24,7 @@ from rich.style import Style
 from engine.errors import InternalError, UserError
 from engine.paths import data_dir
 from engine.report.charts import all_charts
+from engine.report.gains import factor_text, gain_text
 
 TEMPLATES = {"text": "report.txt.j2", "markdown": "report.md.j2", "html": "report.html.j2"}
 FORMATS = (*TEMPLATES, "json")
@@ -79,11 +80,29 @@ def fmt_num(value: float | int | str | None) -> str:
     return f"{value:.4g}"
 
 
-def fmt_range(lower: float | None, upper: float | None) -> str:
-    """An expected gain as a range: '5–11%'; 'n/a' when the fraction is unknown or 100 % (no finite bound)."""
-    if upper is None:
-        return "n/a"
-    return f"{(lower or 0.0):.0f}–{upper:.0f}%"
+def fmt_gain(h: dict[str, Any]) -> str:
+    """A finding's gain as an engineer writes it (engine.report.gains): 'up to 1.56× faster (−36 % time)'."""
+    return gain_text(h.get("claim"), h.get("runtime_fraction_pct"), h.get("estimated_speedup_pct_lower"),
+                     h.get("estimated_speedup_pct_upper"))
+
+
+def fmt_factor(speedup_pct: float | None) -> str:
+    """An Amdahl speedup percentage as a factor ('1.56×'); 'n/a' when there is no bound."""
+    return "n/a" if speedup_pct is None else factor_text(float(speedup_pct))
+
+
+# What each gap cause is called in the reports (engine.metrics.gaps.GAP_CAUSES).
+CAUSE_NAMES = {"cpu_stall": "host work", "sync": "sync round trips", "copy_wait": "copy waits",
+               "launch": "launch calls", "alloc": "alloc/free", "mpi": "MPI", "overhead": "profiler overhead",
+               "unknown": "host not captured"}
+
+
+def fmt_causes(by_cause: dict[str, int] | None) -> str:
+    """Idle time by gap cause, largest first: 'host work 16.4 ms, sync round trips 12.4 ms'."""
+    if not by_cause:
+        return "none"
+    items = sorted(by_cause.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{CAUSE_NAMES.get(k, k)} {fmt_ns(v)}" for k, v in items if v)
 
 
 def md_cell(value: Any) -> str:
@@ -114,8 +133,8 @@ def make_env(templates_dir: Path | None = None, color: bool = False) -> jinja2.E
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(paths), autoescape=_autoescape,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
-    env.filters.update(ns=fmt_ns, pct=fmt_pct, frac=fmt_frac, bytes=fmt_bytes, num=fmt_num, gain=fmt_range,
-                       md=md_cell, style=_style_filter(color))
+    env.filters.update(ns=fmt_ns, pct=fmt_pct, frac=fmt_frac, bytes=fmt_bytes, num=fmt_num, gain=fmt_gain,
+                       factor=fmt_factor, causes=fmt_causes, md=md_cell, style=_style_filter(color))
     return env
 
 

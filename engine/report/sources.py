@@ -21,10 +21,13 @@ _ACTIVITY = ("kernels", "copies", "memsets")
 # summary section → canonical relations it is computed from (see engine/metrics/).
 SECTION_RELATIONS: dict[str, tuple[str, ...]] = {
     "summary.profile": ("meta", "devices"),
-    "summary.span_ns": ("kernels", "copies", "memsets", "api_calls", "markers", "mpi_calls"),
-    "summary.gpu": _ACTIVITY,
+    "summary.span_ns": ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead",
+                        "os_calls"),
+    # busy and kernel totals come from the activity relations; the active windows' idle by cause
+    # also reads the host calls, MPI calls and profiler overhead of each device's processes
+    "summary.gpu": (*_ACTIVITY, "api_calls", "mpi_calls", "overhead"),
     "summary.devices": ("devices", *_ACTIVITY),
-    "summary.idle_gaps": (*_ACTIVITY, "api_calls", "syncs"),
+    "summary.idle_gaps": (*_ACTIVITY, "api_calls", "mpi_calls", "overhead"),
     "summary.kernels": ("kernels", "devices"),
     "summary.copies": ("copies", "devices"),
     "summary.memsets": ("memsets",),
@@ -34,6 +37,9 @@ SECTION_RELATIONS: dict[str, tuple[str, ...]] = {
     "summary.markers": ("markers",),
     "summary.mpi": ("mpi_calls",),
     "summary.overhead": ("overhead",),
+    "summary.phases": (*_ACTIVITY, "api_calls", "markers", "mpi_calls", "overhead"),
+    "summary.captured": ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls",
+                         "os_calls", "cpu_samples", "overhead"),
     "summary.host_side": ("api_calls",),
     # cross-rank facts (engine.ranks): every rank's kernels/copies/memsets (busy, kernel time) and
     # MPI calls (collective skew); the query files listed are the primary rank's (same query set).

@@ -2,9 +2,22 @@
 
 Pure computation: `(summary, ruleset, extra facts) -> RuleResult`. Rendering lives elsewhere.
 
-Ranking key (why not the Amdahl upper bound itself: it is infinite at F = 1 and convex, so it would
-let one large claim dwarf every confidence weight): recoverable = claimed fraction × confidence, i.e.
-the confidence-weighted upper bound of recoverable *time*; ties broken by rule id.
+A rule's claim is one of three kinds (`claim:` in the pack): `recoverable` (its runtime_fraction is
+the share of the span its fix can recover as the trace proves it; Amdahl bounds follow),
+`speculative` (the trace cannot show the headroom: no bound) or `none` (a finding about the capture).
+A recoverable rule whose fraction is null on this profile is shown as speculative.
+
+Ranking, in tiers (why: an engineer reads demonstrated waste first, and a capture that is mostly
+start-up must be said before small findings are read as the steady state):
+  0. recoverable claims of high or medium impact;
+  1. capture findings (claim none) of medium or high impact;
+  2. recoverable claims of low impact;
+  3. speculative findings;
+  4. capture findings of low impact.
+Within a tier: claimed fraction × confidence (the confidence-weighted bound of recoverable time; not
+the Amdahl bound itself, which is infinite at F = 1 and would let one claim dwarf every weight), then
+impact, confidence and rule id. A recoverable claim below the noise floor (param noise_floor_fraction
+after capping) is not a finding: it stays in the outcomes as `below_noise_floor`.
 """
 
 from __future__ import annotations
@@ -29,7 +42,7 @@ class RuleOutcome:
     """What happened to one rule on this profile, with the values it saw."""
 
     rule_id: str
-    status: str  # 'fired' | 'silent' | 'skipped' | 'disabled' | 'suppressed'
+    status: str  # 'fired' | 'silent' | 'skipped' | 'disabled' | 'suppressed' | 'below_noise_floor'
     reason: str | None
     values: dict[str, Any]
     phase: str | None = None  # the phase label for a rule with `scope: phase`
@@ -44,8 +57,9 @@ class RuleResult:
     packs: list[PackRef]
     outcomes: list[RuleOutcome]
     metrics: dict[str, float | int | str | None]
-    buckets: dict[str, int]
+    buckets: dict[str, int]  # time available per bucket (span-equivalent ns)
     warnings: list[str] = field(default_factory=list)
+    claims: dict[str, int] = field(default_factory=dict)  # time the listed findings claim per bucket
 
 
 def _nest(extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -61,19 +75,29 @@ def _nest(extra: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def compute_buckets(summary: ProfileSummary) -> dict[str, int]:
-    """Nanoseconds available per time bucket (see module docs of docs/rules.md, "Time has one owner").
+    """Time available per bucket, in span-equivalent ns (device time ÷ devices, MPI time ÷ processes).
 
-    compute = Σ device busy − exposed copy (kernels and memsets); exposed_copy = gpu.exposed_copy_ns;
-    exposed_communication = mpi.total_ns (the summary has no MPI/compute overlap yet, so all of
-    it counts as exposed); sync = sync.cpu_blocked_ns; idle = span × devices − Σ busy.
+    The buckets partition what a claim may come from (docs/rules.md, "Time has one owner"):
+    compute = busy − exposed copy (kernels and memsets), in the share of busy time that is on the
+    critical path (the host waited on it: gpu.critical_busy_ns; faster kernels elsewhere only lengthen
+    the following gap); exposed_copy = copies no kernel hides;
+    sync = in-window idle in synchronisation round trips (gap causes sync and copy_wait); idle = the
+    rest of the in-window idle (launch, alloc, MPI, host work, overhead); exposed_communication = MPI
+    time per process. Idle before the first and after the last GPU operation belongs to no bucket:
+    start-up and tear-down are the capture rules' to report, never a claim.
     """
-    devices = max(summary.gpu.device_count, 1)
+    g = summary.gpu
+    devices = max(g.device_count, 1)
+    exposed = g.exposed_copy_ns or 0
+    sync = g.idle_by_cause.get("sync", 0) + g.idle_by_cause.get("copy_wait", 0)
+    mpi = summary.mpi.total_ns // max(summary.mpi.process_count, 1) if summary.mpi else 0
+    critical = min(1.0, g.critical_busy_ns / g.busy_ns) if g.busy_ns else 0.0
     return {
-        "compute": max(0, summary.gpu.busy_ns - summary.gpu.exposed_copy_ns),
-        "exposed_copy": summary.gpu.exposed_copy_ns,
-        "exposed_communication": summary.mpi.total_ns if summary.mpi else 0,
-        "sync": summary.sync.cpu_blocked_ns if summary.sync else 0,
-        "idle": max(0, summary.span_ns * devices - summary.gpu.busy_ns),
+        "compute": int(max(0, g.busy_ns - exposed) * critical) // devices,
+        "exposed_copy": exposed // devices,
+        "exposed_communication": mpi,
+        "sync": sync // devices,
+        "idle": max(0, g.idle_in_window_ns - sync) // devices,
     }
 
 
@@ -175,10 +199,11 @@ def evaluate(summary: ProfileSummary, ruleset: RuleSet,
 
     _suppress(fired, outcomes)
     buckets = compute_buckets(summary)
-    hyps = _rank_and_cap(fired, buckets, summary.span_ns, warnings)
+    floor = float(names.get("noise_floor_fraction") or 0.0)
+    hyps, claims = _rank_and_cap(fired, buckets, summary.span_ns, warnings, outcomes, floor)
     return RuleResult(hypotheses=hyps, skipped=skipped, packs=list(ruleset.packs),
                       outcomes=list(outcomes.values()), metrics=metrics,
-                      buckets=buckets, warnings=warnings)
+                      buckets=buckets, warnings=warnings, claims=claims)
 
 
 # A fired rule: the rule, its runtime fraction, the values it saw, and the context it fired in
@@ -304,41 +329,75 @@ def _impact(rule: Rule, frac: float | None, params: Mapping[str, Any]) -> str:
     return level if _IMPACT_ORDER[level] <= _IMPACT_ORDER[rule.max_impact] else rule.max_impact
 
 
-def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int,
-                  warnings: list[str]) -> list[Hypothesis]:
-    """Cap claims per bucket and in total by the span, in rank order; then rank and render."""
-    def key(item: tuple[str, float | None, float]) -> tuple[float, str]:
-        rid, frac, conf = item
-        return (-(frac or 0.0) * conf, rid)
+def _claim_of(rule: Rule, frac: float | None) -> str:
+    """The claim kind shown: a recoverable rule whose fraction is null on this profile is speculative."""
+    if rule.claim == "recoverable" and frac is None:
+        return "speculative"
+    return rule.claim
 
-    order = sorted(((rid, f, r.confidence) for rid, (r, f, _, _) in fired.items()), key=key)
+
+def _tier(claim: str, impact: str) -> int:
+    """Ranking tier (module docs): demonstrated waste first, capture caveats, small waste, speculation."""
+    big = _IMPACT_ORDER[impact] >= _IMPACT_ORDER["medium"]
+    if claim == "recoverable":
+        return 0 if big else 2
+    if claim == "none":
+        return 1 if big else 4
+    return 3
+
+
+def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int, warnings: list[str],
+                  outcomes: dict[str, RuleOutcome], floor: float) -> tuple[list[Hypothesis], dict[str, int]]:
+    """Cap claims per bucket and in total by the span, in rank order; drop noise; rank and render."""
+    def key(rid: str, frac: float | None) -> tuple[int, float, int, float, str]:
+        rule, _, _, ctx = fired[rid]
+        claim = _claim_of(rule, frac)
+        impact = _impact(rule, frac, ctx.names)
+        return (_tier(claim, impact), -(frac or 0.0) * rule.confidence, -_IMPACT_ORDER[impact],
+                -rule.confidence, rid)
+
+    order = sorted(fired, key=lambda rid: key(rid, fired[rid][1]))
     left = {b: min(ns, span) for b, ns in buckets.items()}
     total_left = span
     capped: dict[str, tuple[float | None, str | None]] = {}
-    for rid, frac, _ in order:
-        rule = fired[rid][0]
-        if frac is None or span <= 0:
-            capped[rid] = (frac if span > 0 else None, None)
+    claims = dict.fromkeys(buckets, 0)
+    for rid in order:
+        rule, frac = fired[rid][0], fired[rid][1]
+        if frac is None or span <= 0 or rule.claim != "recoverable":
+            capped[rid] = (frac if span > 0 and rule.claim == "recoverable" else None, None)
             continue
         want = round(frac * span)
         got = max(0, min(want, left[rule.bucket], total_left))
-        left[rule.bucket] -= got
-        total_left -= got
         note = None
         if got < want:
-            note = (f"claim reduced from {want / span:.1%} to {got / span:.1%} of the span: "
-                    f"higher-ranked hypotheses already claim the rest of the {rule.bucket} bucket "
-                    f"or of the span")
+            why = (f"higher-ranked findings already claim the rest of the {rule.bucket} time or of the span"
+                   if min(buckets[rule.bucket], span) >= want else
+                   f"only {min(buckets[rule.bucket], span) / span:.1%} of the span is {rule.bucket} time "
+                   f"that can shorten the run" + (" (GPU work the host waited on)" if rule.bucket == "compute"
+                                                   else ""))
+            note = f"claim reduced from {want / span:.1%} to {got / span:.1%} of the span: {why}"
+        if got / span < floor:
+            o = outcomes[rid]
+            outcomes[rid] = RuleOutcome(o.rule_id, "below_noise_floor",
+                                        f"recoverable {got / span:.2%} of the span is below the noise floor "
+                                        f"of {floor:.0%}", o.values, o.phase)
+            o.values["claimed_fraction"] = got / span
+            continue
+        left[rule.bucket] -= got
+        total_left -= got
+        claims[rule.bucket] += got
+        if note:
             warnings.append(f"{rid}: {note}")
         capped[rid] = (got / span, note)
 
-    final = sorted(((rid, capped[rid][0], fired[rid][0].confidence) for rid in capped), key=key)
+    final = sorted(capped, key=lambda rid: key(rid, capped[rid][0]))
     out = []
-    for n, (rid, frac, _) in enumerate(final, start=1):
+    for n, rid in enumerate(final, start=1):
         rule, _, seen, ctx = fired[rid]
-        out.append(_hypothesis(f"H{n}", rule, frac, capped[rid][1], ctx))
+        frac, note = capped[rid]
+        out.append(_hypothesis(f"H{n}", rule, frac, note, ctx))
         seen["claimed_fraction"] = frac
-    return out
+    return out, claims
 
 
 def _phase_label(ctx: _Ctx) -> str | None:
@@ -361,6 +420,10 @@ def _hypothesis(hid: str, rule: Rule, frac: float | None, note: str | None, ctx:
         evidence.append(Evidence(text=render(spec.text, tctx), values=vals))
     if note:
         evidence.append(Evidence(text=note, values=[]))
+    claim = _claim_of(rule, frac)
+    if claim == "speculative" and rule.claim == "recoverable":
+        evidence.append(Evidence(text="The trace cannot bound this claim on this profile (an input of its "
+                                      "counterfactual is unknown), so no gain is stated.", values=[]))
     lower, upper = amdahl_bounds(frac)
     return Hypothesis(
         id=hid, rule_id=rule.id, bottleneck_type=rule.bottleneck_type,
@@ -372,6 +435,8 @@ def _hypothesis(hid: str, rule: Rule, frac: float | None, note: str | None, ctx:
         action_category=rule.action_category,
         runtime_fraction_pct=None if frac is None else frac * 100.0,
         estimated_speedup_pct_lower=lower, estimated_speedup_pct_upper=upper,
-        confidence=rule.confidence, source="rules",
-        next_capture=render(rule.next_capture, tctx) if rule.next_capture else None,
+        confidence=rule.confidence, claim=claim,
+        counterfactual=" ".join(rule.counterfactual.split()) if rule.counterfactual else None, source="rules",
+        # a next_capture template may render empty when the profile already holds what it asks for
+        next_capture=(render(rule.next_capture, tctx).strip() or None) if rule.next_capture else None,
         references=list(rule.references))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import math
+from collections import ChainMap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -201,7 +202,10 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "safe_div": _safe_div, "pct": _pct, "count": _count, "sum_of": _sum_of, "max_of": _max_of,
     "min_of": _min_of, "top": _top, "first": _first, "select": _select, "select_match": _select_match,
     "select_where": _select_where, "flatten": _flatten, "get": _get, "sqrt": _sqrt, "present": _present,
+    "sum_over": lambda *a: None,  # evaluated by _ev: its second argument is an expression, not a value
 }
+# Functions whose second argument is an expression (a string constant) evaluated once per record.
+_PER_RECORD = frozenset({"sum_over"})
 FUNCTION_DOCS: dict[str, str] = {
     "min": "min(a, b, ...): smallest; null if any argument is null",
     "max": "max(a, b, ...): largest; null if any argument is null",
@@ -222,6 +226,9 @@ FUNCTION_DOCS: dict[str, str] = {
     "flatten": "flatten(list, 'field'): concatenate a list field of every record",
     "get": "get(mapping, 'key', default=null): a key of a mapping (e.g. summary.mpi.by_kind)",
     "sqrt": "sqrt(x): square root, null for negative or null x",
+    "sum_over": "sum_over(list, 'expr'): sum of an expression evaluated per record, the record's fields "
+                "visible as names (before params and metrics); null terms are skipped, e.g. "
+                "sum_over(summary.devices, 'min(exposed_copy_ns, kernel_only_ns)')",
 }
 
 
@@ -233,6 +240,10 @@ class Expr:
     tree: ast.Expression
     names: frozenset[str]
     paths: frozenset[str]
+    # per-record expressions of sum_over(...), by source; their bare names are record fields first,
+    # so they are listed apart (a metric named there is still a dependency of this expression)
+    per_record: Mapping[str, Expr] = field(default_factory=dict)
+    record_names: frozenset[str] = frozenset()
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -273,6 +284,11 @@ def compile_expr(source: str | int | float | bool) -> Expr:
                                 f"allowed: {', '.join(sorted(FUNCTIONS))}")
             if node.keywords:
                 raise ExprError(f"keyword arguments are not allowed in {source!r}")
+            if node.func.id in _PER_RECORD and (
+                    len(node.args) != 2 or not isinstance(node.args[1], ast.Constant)
+                    or not isinstance(node.args[1].value, str)):
+                raise ExprError(f"{node.func.id}(list, 'expression') needs a list and a quoted expression "
+                                f"in {source!r}")
         if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant):
             raise ExprError(f"only constant subscripts are allowed in {source!r}")
     # Collect referenced names and the longest dotted chains (skip function names).
@@ -294,7 +310,16 @@ def compile_expr(source: str | int | float | bool) -> Expr:
             names.add(node.id)
     # A path may be a prefix of a longer one seen first; keep only maximal chains.
     paths = {p for p in paths if not any(q != p and q.startswith(p + ".") for q in paths)}
-    return Expr(source=source.strip(), tree=tree, names=frozenset(names), paths=frozenset(paths))
+    per_record: dict[str, Expr] = {}
+    record_names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PER_RECORD:
+            inner_src = node.args[1].value  # type: ignore[attr-defined]
+            sub_expr = compile_expr(inner_src)
+            per_record[inner_src] = sub_expr
+            record_names |= sub_expr.names | {p.split(".")[0] for p in sub_expr.paths} | sub_expr.record_names
+    return Expr(source=source.strip(), tree=tree, names=frozenset(names), paths=frozenset(paths),
+                per_record=per_record, record_names=frozenset(record_names))
 
 
 @dataclass
@@ -348,14 +373,32 @@ def _truth(v: Any) -> bool | None:
 def evaluate(expr: Expr, scope: Scope) -> Any:
     """Evaluate a compiled expression in `scope` with null propagation; raise ExprError on bad types."""
     try:
-        return _ev(expr.tree.body, scope)
+        return _ev(expr.tree.body, scope, expr.per_record)
     except ExprError:
         raise
     except (TypeError, ValueError, OverflowError, IndexError, KeyError) as exc:
         raise ExprError(f"cannot evaluate {expr.source!r}: {exc}") from None
 
 
-def _ev(node: ast.AST, s: Scope) -> Any:
+def _sum_over(xs: Any, inner: Expr, s: Scope) -> Any:
+    """Σ over records of `inner` evaluated with the record's fields as names (null terms skipped)."""
+    if xs is None:
+        return None
+    total: Any = 0
+    for rec in _items(xs):
+        if not isinstance(rec, Mapping):
+            raise ExprError(f"sum_over: expected records, got {type(rec).__name__}")
+        names: Mapping[str, Any] = ChainMap(dict(rec), s.names)  # type: ignore[arg-type]
+        v = _ev(inner.tree.body, Scope(names=names, roots=s.roots), inner.per_record)
+        if v is None:
+            continue
+        if not _num(v):
+            raise ExprError(f"sum_over: {inner.source!r} gave a {type(v).__name__}, not a number")
+        total += v
+    return total
+
+
+def _ev(node: ast.AST, s: Scope, pr: Mapping[str, Expr]) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
@@ -364,14 +407,14 @@ def _ev(node: ast.AST, s: Scope) -> Any:
         d = _dotted(node)
         if d is not None:
             return s.lookup_path(d)
-        base = _ev(node.value, s)
+        base = _ev(node.value, s, pr)
         if base is None:
             return None
         if not isinstance(base, Mapping):
             raise ExprError(f"cannot read field {node.attr!r} of a {type(base).__name__}")
         return base.get(node.attr)
     if isinstance(node, ast.Subscript):
-        base = _ev(node.value, s)
+        base = _ev(node.value, s, pr)
         key = node.slice.value if isinstance(node.slice, ast.Constant) else None
         if base is None:
             return None
@@ -381,7 +424,7 @@ def _ev(node: ast.AST, s: Scope) -> Any:
             return base.get(key)
         raise ExprError(f"cannot subscript a {type(base).__name__} with {key!r}")
     if isinstance(node, ast.UnaryOp):
-        v = _ev(node.operand, s)
+        v = _ev(node.operand, s, pr)
         if isinstance(node.op, ast.Not):
             t = _truth(v)
             return None if t is None else not t
@@ -391,7 +434,7 @@ def _ev(node: ast.AST, s: Scope) -> Any:
             raise ExprError(f"unary minus on a {type(v).__name__}")
         return -v if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.BinOp):
-        a, b = _ev(node.left, s), _ev(node.right, s)
+        a, b = _ev(node.left, s, pr), _ev(node.right, s, pr)
         if a is None or b is None:
             return None
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
@@ -405,17 +448,17 @@ def _ev(node: ast.AST, s: Scope) -> Any:
         is_and = isinstance(node.op, ast.And)
         unknown = False
         for sub in node.values:
-            t = _truth(_ev(sub, s))
+            t = _truth(_ev(sub, s, pr))
             if t is None:
                 unknown = True
             elif t is not is_and:
                 return t
         return None if unknown else is_and
     if isinstance(node, ast.Compare):
-        left = _ev(node.left, s)
+        left = _ev(node.left, s, pr)
         result: bool | None = True
         for op, comp in zip(node.ops, node.comparators, strict=True):
-            right = _ev(comp, s)
+            right = _ev(comp, s, pr)
             if left is None or right is None:
                 result = None
             elif result is not None:
@@ -426,14 +469,16 @@ def _ev(node: ast.AST, s: Scope) -> Any:
             left = right
         return result
     if isinstance(node, ast.IfExp):
-        t = _truth(_ev(node.test, s))
+        t = _truth(_ev(node.test, s, pr))
         if t is None:
             return None
-        return _ev(node.body if t else node.orelse, s)
+        return _ev(node.body if t else node.orelse, s, pr)
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
-        args = [_ev(a, s) for a in node.args]
+        if node.func.id in _PER_RECORD:
+            return _sum_over(_ev(node.args[0], s, pr), pr[node.args[1].value], s)  # type: ignore[attr-defined]
+        args = [_ev(a, s, pr) for a in node.args]
         return FUNCTIONS[node.func.id](*args)
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [_ev(e, s) for e in node.elts]
+        return [_ev(e, s, pr) for e in node.elts]
     raise ExprError(f"{type(node).__name__} is not allowed")  # pragma: no cover - compile_expr rejects it

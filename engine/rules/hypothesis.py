@@ -18,6 +18,7 @@ Impact = Literal["high", "medium", "low"]
 ActionCategory = Literal["runtime_config", "launch_config", "code_optimization", "algorithm"]
 Bucket = Literal["compute", "exposed_copy", "exposed_communication", "sync", "idle"]
 Source = Literal["rules", "llm"]
+Claim = Literal["recoverable", "speculative", "none"]
 
 
 class EvidenceValue(BaseModel):
@@ -61,6 +62,10 @@ class Hypothesis(BaseModel):
     estimated_speedup_pct_lower: float | None = None
     estimated_speedup_pct_upper: float | None = None
     confidence: float = Field(ge=0, le=1)
+    claim: Claim = Field("recoverable", description=(
+        "recoverable: runtime_fraction_pct is time the fix can recover as the trace proves it; speculative: "
+        "the trace cannot show the headroom (no bound); none: a finding about the capture, no time claimed"))
+    counterfactual: str | None = Field(None, description="what the fix changes, as the rule states it")
     source: Source = "rules"
     next_capture: str | None = None
     references: list[str] = Field(default_factory=list)

@@ -113,6 +113,8 @@ class Rule:
     suppresses: tuple[Suppression, ...]
     pack: str
     scope: str = "run"  # 'run', or 'phase': evaluated once per phase with `phase.*` bound to it
+    claim: str = "recoverable"  # 'recoverable' (bounded by the trace), 'speculative' or 'none' (capture)
+    counterfactual: str | None = None
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
 
@@ -230,6 +232,20 @@ def _compile_rule(h: dict[str, Any], display: str) -> Rule:
             w = _compile(s["when"], display, rid, f"suppresses.{i}.when") if "when" in s else None
             sup.append(Suppression(s["id"], w))
     rf = h.get("runtime_fraction")
+    claim = h.get("claim", "recoverable")
+    if claim == "recoverable":
+        if rf is None:
+            raise _err(display, rid, "runtime_fraction", "a recoverable claim needs a runtime_fraction expression "
+                       "(or say claim: speculative / claim: none for a finding without a bound)")
+        if not h.get("counterfactual"):
+            raise _err(display, rid, "counterfactual", "a recoverable claim must state its counterfactual: what the "
+                       "fix changes and why the trace proves that time can be recovered")
+    else:
+        if rf is not None:
+            raise _err(display, rid, "runtime_fraction", f"claim: {claim} claims no time; set runtime_fraction: null")
+        if h.get("expected_impact", "auto") == "auto":
+            raise _err(display, rid, "expected_impact", f"claim: {claim} has no fraction to derive an impact from; "
+                       "give expected_impact: high, medium or low")
     return Rule(
         id=rid, title=h["title"], description=h["description"], groups=tuple(h.get("groups", ())),
         when=_compile(h["when"], display, rid, "when"), requires=tuple(h.get("requires", ())),
@@ -239,7 +255,7 @@ def _compile_rule(h: dict[str, Any], display: str) -> Rule:
         max_impact=h.get("max_impact", "high"), action_category=h["action_category"], evidence=ev,
         suggestion=h["suggestion"], next_capture=h.get("next_capture"),
         references=tuple(h.get("references", ())), suppresses=tuple(sup), pack=display,
-        scope=h.get("scope", "run"), raw=h)
+        scope=h.get("scope", "run"), claim=claim, counterfactual=h.get("counterfactual"), raw=h)
 
 
 def _apply_pack(rs: RuleSet, data: dict[str, Any], display: str, builtin: bool) -> None:
@@ -300,7 +316,7 @@ def _order_metrics(rs: RuleSet) -> None:
         if name in visiting:
             raise _err(m.pack, f"metric {name}", "expr", "metrics refer to each other in a cycle")
         visiting.add(name)
-        for dep in sorted(m.expr.names | {p.split(".")[0] for p in m.expr.paths}):
+        for dep in sorted(m.expr.names | m.expr.record_names | {p.split(".")[0] for p in m.expr.paths}):
             if dep in rs.metrics:
                 visit(dep)
         visiting.discard(name)

@@ -48,15 +48,14 @@ def fmt_pctv(percent: Any) -> str:
 
 
 def fmt_bytes(n: Any) -> str:
-    """Bytes with binary units."""
+    """Bytes in decimal units, as the report's tables and the bandwidths (GB/s) are written."""
     if _na(n):
         return "n/a"
     v = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(v) < 1024 or unit == "TiB":
-            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.3g} {unit}"
-        v /= 1024
-    return f"{v:.3g} TiB"  # pragma: no cover
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v:.0f} B"
 
 
 def fmt_bandwidth(bps: Any) -> str:

@@ -233,6 +233,22 @@ def host_idle_gaps() -> Scenario:
     return b.done(["other"], "GPU idle ~90 % of span while the host does non-GPU work (no API calls)")
 
 
+def host_bound() -> Scenario:
+    """A host-bound loop: a short kernel, a sync, then 15-25 ms of host work with no GPU call.
+
+    The GPU idles almost all of its active window and there is too little GPU work to hide the host
+    work behind: only faster host code (or moving it to the GPU) helps, which the trace cannot bound.
+    """
+    rng = random.Random(18)
+    b = _Builder("host_bound", "40 steps: one 80 µs kernel, stream sync, 15-25 ms of host work")
+    t = T0
+    for _ in range(40):
+        t, _ = b.launch(t, 5 * US, 80 * US, K_SPMV)
+        t = b.sync(t + US, "stream_sync")
+        t += rng.randint(15, 25) * MS
+    return b.done(["other"], "GPU idle ~99 % of its window in host work; overlap could hide < 1 %")
+
+
 def multi_stream_overlap() -> Scenario:
     """Four streams whose kernels overlap on one device; union busy ~100 %, summed ~400 %.
 
@@ -578,6 +594,7 @@ ALL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "copies_not_overlapped": copies_not_overlapped,
     "dominant_kernel": dominant_kernel,
     "host_idle_gaps": host_idle_gaps,
+    "host_bound": host_bound,
     "multi_stream_overlap": multi_stream_overlap,
     "nvtx_nested": nvtx_nested,
     "mpi_collectives": mpi_collectives,
