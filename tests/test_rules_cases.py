@@ -3,8 +3,8 @@
 A case expects the rule to be `fires` (with its `claim` kind, recoverable by default, and the
 `runtime_fraction` range a planted truth allows), `silent`, `skipped`, `suppressed` (`by` another
 rule) or `below_noise_floor`. It names either a single-profile `scenario` (engine.synth.scenarios,
-in each of `formats`), a multi-rank `rank_set` (engine.ranks.synth kinds, 8 ranks, nsys): the rules then run on the primary
-rank's summary with the cross-rank facts, as `pa analyze DIR` does; or a planted-phase profile
+in each of `formats`), a multi-rank `rank_set` (engine.ranks.synth kinds, 8 ranks, nsys): the rules
+then run on the primary rank's summary with the cross-rank facts, as `pa analyze DIR` does; or a planted-phase profile
 `phased` (engine.phases.synth.phased, nsys): a list of `[duration_ms, {kernel: weight}, busy]`
 phases, with optional `markers` (one label per phase) and `seed`. A case may name the `phase` whose
 outcome it checks (default: the rule fires in some phase / stays silent in every phase).
