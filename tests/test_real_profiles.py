@@ -10,6 +10,7 @@ import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 from reference import reference_union  # tests/ is on sys.path
 
@@ -140,3 +141,119 @@ def test_copy_groups_by_direction_and_memory_kind(real_profile, ref):
     assert got == dict(expected)
     totals = [t.total_ns for t in s.copies.by_direction]
     assert totals == sorted(totals, reverse=True)
+
+
+# ---- facts the findings' counterfactuals rest on, against raw SQL -------------------------------------
+
+_SPAN_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS",
+                "PROFILER_OVERHEAD", "OSRT_API", "MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS",
+                "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS")
+_GPU_API = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", "cudaMemcpy", "cuMemcpy", "cudaMemset",
+            "cuMemset", "cudaMalloc", "cudaHostAlloc", "cuMemAlloc", "cuMemHostAlloc", "cudaFree", "cuMemFree",
+            "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
+            "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize")
+
+
+def test_span_is_first_to_last_event_of_every_kind_os_runtime_included(real_profile, ref):
+    conn, tables = ref
+    s = summarize(real_profile)
+    lo = hi = None
+    for t in _SPAN_TABLES:
+        if t in tables:
+            a, b = conn.execute(f'SELECT min(start), max("end") FROM {t} WHERE "end" >= start').fetchone()
+            if a is not None:
+                lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+    assert (s.span_start_ns, s.span_end_ns) == (lo, hi)
+    assert s.captured["os_calls"] == ("OSRT_API" in tables and
+                                      conn.execute("SELECT count(*) FROM OSRT_API").fetchone()[0] > 0)
+    assert s.captured["cpu_samples"] == ("COMPOSITE_EVENTS" in tables and
+                                         conn.execute("SELECT count(*) FROM COMPOSITE_EVENTS").fetchone()[0] > 0)
+
+
+def test_host_blocked_share_is_per_process_and_never_above_100(real_profile, ref):
+    conn, _ = ref
+    s = summarize(real_profile)
+    names = dict(conn.execute("SELECT id, value FROM StringIds"))
+    blocked: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    gpu_pids = set()
+    for start, end, name_id, pid in conn.execute(
+            'SELECT start, "end", nameId, (globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME'):
+        name = names.get(name_id, "")
+        if name.startswith(_GPU_API):
+            gpu_pids.add(pid)
+        if "Synchronize" in name and name.startswith(("cuda", "cu")) and "StreamWait" not in name:
+            blocked[pid].append((start, end))
+    total = sum(reference_union(v) for v in blocked.values())
+    assert s.sync is not None and s.sync.cpu_blocked_ns == total
+    assert s.sync.process_count == len(gpu_pids)
+    assert s.sync.cpu_blocked_pct_of_span == pytest.approx(100.0 * total / (s.span_ns * len(gpu_pids)))
+    assert s.sync.cpu_blocked_pct_of_span <= 100.0
+
+
+def test_launch_latency_is_never_negative_and_early_starts_are_counted(real_profile, ref):
+    conn, tables = ref
+    s = summarize(real_profile)
+    if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables or s.launch is None:
+        pytest.skip("no kernels to match to launches")
+    early = conn.execute(
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "ON r.correlationId = k.correlationId AND ((r.globalTid >> 24) & 16777215) = ((k.globalPid >> 24) & 16777215) "
+        "JOIN StringIds n ON n.id = r.nameId "
+        "WHERE (n.value LIKE 'cudaLaunch%' OR n.value LIKE 'cuLaunch%' OR n.value LIKE '%GraphLaunch%') "
+        'AND k.start < r."end"').fetchone()[0]
+    assert s.launch.started_before_return == early
+    for a in s.launch.by_api:
+        for v in (a.latency_mean_ns, a.latency_median_ns, a.latency_p95_ns):
+            assert v is None or v >= 0
+
+
+def test_pinned_estimate_of_pageable_copies_from_raw_rows(real_profile, ref):
+    conn, tables = ref
+    s = summarize(real_profile)
+    if s.copies is None or "ENUM_CUDA_MEM_KIND" not in tables or "ENUM_CUDA_MEMCPY_OPER" not in tables:
+        pytest.skip("needs the copy table and its ENUM tables")
+    rows = conn.execute(
+        'SELECT o.label, sk.label, dk.label, m.bytes, m."end" - m.start FROM CUPTI_ACTIVITY_KIND_MEMCPY m '
+        "JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = m.copyKind JOIN ENUM_CUDA_MEM_KIND sk ON sk.id = m.srcKind "
+        'JOIN ENUM_CUDA_MEM_KIND dk ON dk.id = m.dstKind WHERE m."end" >= m.start').fetchall()
+    for c in s.copies.by_kind:
+        pageable_side = (c.direction == "HtoD" and c.src_kind == "pageable") or \
+                        (c.direction == "DtoH" and c.dst_kind == "pageable")
+        if not pageable_side:
+            assert c.pinned_estimate_ns is None
+            continue
+        direction = [k for k, v in DIRECTION_BY_LABEL.items() if v == c.direction]
+        same_dir = [r for r in rows if r[0] in direction]
+        pinned_big = [r for r in same_dir if (r[1] if c.direction == "HtoD" else r[2]).lower().startswith("pinned")
+                      and r[3] >= 1 << 20 and r[4] > 0]
+        if pinned_big:
+            measured = sum(r[3] for r in pinned_big) / sum(r[4] for r in pinned_big) * 1e9
+            assert c.pinned_rate_bps == pytest.approx(measured)
+        elif c.pinned_rate_bps is None:
+            continue                        # the link is unknown: no estimate, the finding cannot be bounded
+        else:
+            assert c.pinned_rate_bps == c.peak_bandwidth_bps
+        small = [r[4] for r in same_dir if r[3] <= 64 << 10 and r[4] > 0]
+        floor = min(small) if small else 0
+        mine = [r for r in same_dir if r[1].lower().startswith(c.src_kind) and r[2].lower().startswith(c.dst_kind)]
+        rate = c.pinned_rate_bps
+        want = sum(min(r[4], max(int(np.ceil(r[3] / rate * 1e9)), floor)) for r in mine)
+        assert c.pinned_estimate_ns == pytest.approx(want, abs=len(mine))
+        assert c.pinned_estimate_ns <= c.total_ns
+
+
+def test_openmp_t4_pinning_bound_by_hand():
+    from conftest import SHARED_PROFILES
+
+    p = SHARED_PROFILES / "nsys" / "nsys2023.3_openmp_t4.sqlite"
+    if not p.is_file():
+        pytest.skip(f"{p} not present")
+    s = summarize(p)
+    assert s.copies is not None
+    by = {(c.direction, c.src_kind, c.dst_kind): c for c in s.copies.by_kind}
+    # 100 copies of 512 MB each way; a Tesla T4 is PCIe 3.0 x16: 15.75 GB/s per direction
+    for key in (("HtoD", "pageable", "device"), ("DtoH", "device", "pageable")):
+        c = by[key]
+        assert c.bytes == 100 * 512_000_000 and c.pinned_rate_bps == 15_750_000_000
+        assert c.pinned_estimate_ns == pytest.approx(100 * 512_000_000 / 15.75, rel=1e-6)   # 3.25 s

@@ -219,3 +219,22 @@ def test_largest_gaps_name_what_the_host_was_doing(tmp_path, name, expected):
     s = _write(tmp_path, scenarios.ALL_SCENARIOS[name]())
     largest = s.idle_gaps[0].largest
     assert largest and largest[0].host_activity == expected, [(g.host_activity, g.host_cover_pct) for g in largest]
+
+
+def test_one_call_written_twice_counts_once(tmp_path):
+    """A runtime record and the driver record it made, sharing one correlation id, are one launch."""
+    from engine.synth.scenario import ApiCall
+
+    ks, calls = [], []
+    for i in range(10):
+        t = 1_000_000 + i * 100_000
+        ks.append(Kernel(pid=100, device=0, stream=1, start=t + 20_000, end=t + 60_000, name="k", correlation_id=i + 1))
+        calls.append(ApiCall(100, 100, t, t + 10_000, "launch", i + 1))
+        if i % 2 == 0:   # the inner driver call, inside the outer one, same correlation id
+            calls.append(ApiCall(100, 100, t + 2_000, t + 8_000, "launch", i + 1, name="cuLaunchKernel"))
+    scen = _tiny(ks)
+    scen.api_calls = calls
+    s = _write(tmp_path, scen)
+    assert s.launch is not None and s.launch.launch_count == 10
+    assert s.launch.api_time_ns == 10 * 10_000
+    assert any("counted once" in w for w in s.warnings)

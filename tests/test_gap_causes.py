@@ -1,0 +1,206 @@
+"""Gap causes and recoverable time (engine/metrics/gaps.py): hand-built cases and real profiles.
+
+The hand-built cases pin each ownership rule on intervals small enough to count by hand. On the real
+exports, a reference written here in plain Python over raw SQL rows (per gap, one call at a time; no
+numpy, no engine code) must give the same idle and recoverable time per cause, to the nanosecond.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import sqlite3
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from reference import reference_union
+
+from engine.metrics import intervals as iv
+from engine.metrics.gaps import HostSets, classify_gaps
+from engine.metrics.summarize import summarize
+
+Z = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
+def merged(*pairs: tuple[int, int]) -> iv.Merged:
+    return iv.merge(np.array([p[0] for p in pairs], dtype=np.int64), np.array([p[1] for p in pairs], dtype=np.int64))
+
+
+def host(**sets: iv.Merged) -> HostSets:
+    return HostSets(**{k: sets.get(k, Z) for k in ("sync", "copy", "launch", "alloc", "mpi", "overhead")})
+
+
+def owners(table) -> list[str]:
+    from engine.metrics.gaps import GAP_CAUSES
+
+    return [GAP_CAUSES[int(c)] for c in table.owner]
+
+
+def test_sync_round_trip_owns_the_gap_and_recovers_at_most_the_busy_interval_before_it() -> None:
+    # kernel [0, 100); the host is blocked in a sync [50, 104) when the GPU drains at 100, then launches
+    # [106, 111); the next kernel starts at 114. Gap 100→114 = 14: the host's own time is 2 + 3 = 5 < 7.
+    busy = merged((0, 100), (114, 200))
+    t = classify_gaps(0, busy, host(sync=merged((50, 104)), launch=merged((106, 111))))
+    assert owners(t) == ["sync"]
+    assert t.recoverable_ns.tolist() == [14]           # min(gap 14, busy before it 100)
+    # the same round trip after a 6-long kernel: running ahead hides at most 6 of the 14
+    t = classify_gaps(0, merged((94, 100), (114, 200)), host(sync=merged((95, 104)), launch=merged((106, 111))))
+    assert owners(t) == ["launch"]                      # 6 < 14 / 2: not a round trip; launch covers most
+    assert t.recoverable_ns.tolist() == [14]
+
+
+def test_host_work_after_a_sync_is_host_work() -> None:
+    # the host waits [50, 102), then works on its own until 190 and launches [190, 195): own 88 of 95
+    t = classify_gaps(0, merged((0, 100), (198, 300)), host(sync=merged((50, 102)), launch=merged((190, 195))))
+    assert owners(t) == ["cpu_stall"]
+    assert t.recoverable_ns.tolist() == [98]           # host work can hide behind the 202 of busy time
+    assert t.critical_busy_ns == 100 + 102               # the host waited on [0, 100); [198, 300) ends the window
+    # a kernel that ends while the host is launching is not on the critical path
+    t = classify_gaps(0, merged((0, 10), (20, 30)), host(launch=merged((9, 19))))
+    assert t.critical_busy_ns == 10                      # only the last interval
+
+
+def test_host_work_recovers_at_most_the_busy_time_of_the_device() -> None:
+    # 10 of busy time, two host-work gaps of 40 and 60: together they can hide behind 10 only
+    t = classify_gaps(0, merged((0, 5), (45, 50), (110, 115)), host(launch=merged((44, 45), (109, 110))))
+    assert owners(t) == ["cpu_stall", "cpu_stall"]
+    assert int(t.recoverable_ns.sum()) <= 15 and t.recoverable_ns.tolist() == [15 * 40 // 100, 15 * 60 // 100]
+
+
+def test_profiler_overhead_takes_its_part_and_the_rest_keeps_its_cause() -> None:
+    # gap 100→200; profiler overhead covers [100, 170): 70 is the profiler's; the host is in a launch
+    # call [170, 199) for most of the remaining 30
+    t = classify_gaps(0, merged((0, 100), (200, 300)), host(overhead=merged((100, 170)), launch=merged((170, 199))))
+    idle, rec = t.totals()
+    assert idle["overhead"] == 70 and idle["launch"] == 30 and rec["overhead"] == 0 and rec["launch"] == 30
+
+
+def test_copy_wait_alloc_mpi_and_unknown() -> None:
+    busy = merged((0, 100), (140, 200))
+    assert owners(classify_gaps(0, busy, host(copy=merged((90, 139))))) == ["copy_wait"]
+    t = classify_gaps(0, busy, host(alloc=merged((110, 135))))
+    assert owners(t) == ["alloc"] and t.recoverable_ns.tolist() == [25]   # the calls' own time
+    t = classify_gaps(0, busy, host(mpi=merged((101, 138))))
+    assert owners(t) == ["mpi"] and t.recoverable_ns.tolist() == [40]
+    t = classify_gaps(0, busy, None)                   # no host calls captured: nothing can be said
+    assert owners(t) == ["unknown"] and t.recoverable_ns.tolist() == [0]
+
+
+# ---- real profiles: a plain-Python reference over raw SQL --------------------------------------------
+
+SYNC = re.compile(r"^cu(da)?(Device|Stream|Event|Ctx|Thread)Synchronize")
+KINDS = (("sync", lambda n: bool(SYNC.match(n))),
+         ("copy", lambda n: n.startswith(("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset"))),
+         ("launch", lambda n: n.startswith(("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKernel",
+                                            "cudaGraphLaunch", "cuGraphLaunch", "cuLaunchCooperativeKernel"))),
+         ("alloc", lambda n: n.startswith(("cudaMalloc", "cudaHostAlloc", "cuMemAlloc", "cuMemHostAlloc",
+                                           "cudaFree", "cuMemFree"))))
+OWNER_OF = {"sync": "sync", "copy": "copy_wait", "launch": "launch", "alloc": "alloc"}
+
+
+def _merge(pairs):
+    out: list[list[int]] = []
+    for s, e in sorted(pairs):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def _cover(m, lo, hi):
+    return sum(max(0, min(e, hi) - max(s, lo)) for s, e in m if s < hi and e > lo)
+
+
+def _inside(m, t):
+    i = bisect.bisect_right([s for s, _ in m], t) - 1
+    return i >= 0 and m[i][1] > t
+
+
+def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, int]]]:
+    """Per device: (idle by cause, recoverable by cause), computed gap by gap from raw rows."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    ops = []
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+        if t in tables:
+            ops += conn.execute(f'SELECT start, "end", deviceId, (globalPid >> 24) & 16777215 FROM {t} '
+                                f'WHERE "end" >= start').fetchall()
+    names = dict(conn.execute("SELECT id, value FROM StringIds"))
+    calls = conn.execute('SELECT start, "end", nameId, (globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME '
+                         'WHERE "end" >= start').fetchall()
+    over = conn.execute('SELECT start, "end", (globalTid >> 24) & 16777215 FROM PROFILER_OVERHEAD').fetchall() \
+        if "PROFILER_OVERHEAD" in tables else []
+    conn.close()
+    out = {}
+    for dev in sorted({o[2] for o in ops}):
+        pids = {o[3] for o in ops if o[2] == dev}
+        busy = _merge([(o[0], o[1]) for o in ops if o[2] == dev])
+        sets = {k: _merge([(s, e) for s, e, n, p in calls if p in pids and test(names.get(n, ""))])
+                for k, test in KINDS}
+        ov = _merge([(s, e) for s, e, p in over if p in pids])
+        every = _merge([tuple(x) for m in (*sets.values(), ov) for x in m])
+        idle: dict[str, int] = defaultdict(int)
+        rec: dict[str, int] = defaultdict(int)
+        stall_rec = []
+        for i in range(len(busy) - 1):
+            g0, g1 = busy[i][1], busy[i + 1][0]
+            length = g1 - g0
+            o = min(_cover(ov, g0, g1), length)
+            rest = length - o
+            idle["overhead"] += o
+            if rest <= 0:
+                continue
+            own = length - _cover(every, g0, g1)
+            prev = busy[i][1] - busy[i][0]
+            round_trip = 2 * min(rest, prev) >= rest
+            cover = {k: min(_cover(sets[k], g0, g1), rest) for k, _ in KINDS}
+            if 2 * own > rest:
+                owner, r = "cpu_stall", rest
+            elif round_trip and _inside(sets["sync"], g0):
+                owner, r = "sync", min(rest, prev)
+            elif round_trip and _inside(sets["copy"], g0):
+                owner, r = "copy_wait", min(rest, prev)
+            else:
+                kind = max(cover, key=lambda k: (cover[k], -[k for k, _ in KINDS].index(k)))
+                owner = OWNER_OF[kind]
+                r = {"sync": min(rest, prev), "copy_wait": min(rest, prev), "launch": rest,
+                     "alloc": cover["alloc"]}[owner]
+            idle[owner] += rest
+            if owner == "cpu_stall":
+                stall_rec.append(r)
+            else:
+                rec[owner] += r
+        busy_len = reference_union([tuple(b) for b in busy])
+        want = sum(stall_rec)
+        rec["cpu_stall"] = sum(r * busy_len // want for r in stall_rec) if want > busy_len else want
+        out[dev] = ({k: v for k, v in idle.items() if v}, {k: v for k, v in rec.items() if v})
+    return out
+
+
+@pytest.fixture(scope="module")
+def summaries():
+    cache = {}
+
+    def get(path: Path):
+        if path not in cache:
+            cache[path] = summarize(path)
+        return cache[path]
+    return get
+
+
+def test_gap_causes_match_a_plain_reference_on_real_profiles(real_profile: Path, summaries) -> None:
+    s = summaries(real_profile)
+    if s.host_side is not None or not s.idle_gaps:
+        pytest.skip("no GPU activity in this capture")
+    ref = reference_causes(real_profile)
+    for g in s.idle_gaps:
+        idle, rec = ref[g.device]
+        assert g.idle_by_cause == idle, g.device
+        assert sum(g.idle_by_cause.values()) == g.idle_ns
+        # the proportional share of the busy time may round each gap down by < 1 ns
+        assert set(g.recoverable_by_cause) <= set(rec) | {"cpu_stall"}
+        for cause, ns in rec.items():
+            assert abs(g.recoverable_by_cause.get(cause, 0) - ns) <= max(1, g.gap_count), (cause, ns)
