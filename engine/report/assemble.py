@@ -209,7 +209,12 @@ def _headline(hyps: list[ReportHypothesis], skipped: int) -> Headline:
     return Headline(text=text, **ref)
 
 
-def _next_captures(hyps: list[ReportHypothesis], skipped: list[SkippedRow]) -> list[str]:
+def _next_captures(hyps: list[ReportHypothesis], skipped: list[SkippedRow], processes: int) -> list[str]:
+    """Captures that would close the gaps: the findings' own, then data the profile lacks.
+
+    MPI tracing is asked for only when several processes made GPU calls (an MPI job is likely):
+    most single-process captures have no MPI to trace.
+    """
     out: list[str] = []
     for h in hyps:
         if h.next_capture and h.next_capture not in out:
@@ -219,6 +224,8 @@ def _next_captures(hyps: list[ReportHypothesis], skipped: list[SkippedRow]) -> l
             continue
         relation = row.what.rsplit(": ", 1)[-1]   # several profiles: "file.sqlite: relation"
         hint = _CAPTURE_HINTS.get(relation)
+        if relation == "mpi_calls" and processes < 2:
+            continue
         if hint and hint not in out:
             out.append(hint)
     return out
@@ -316,7 +323,8 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: Run
                        for o in getattr(rule_result, "outcomes", [])],
         skipped=skipped,
         warnings=warnings,
-        next_captures=_next_captures(hyps, skipped),
+        next_captures=_next_captures(hyps, skipped, max(len(summaries), max(
+            (s.sync.process_count for s in summaries if s.sync is not None), default=1))),
         llm=LlmReview(narrative=narrative, ungrounded_numbers=list(getattr(llm, "narrative_ungrounded", [])))
         if narrative else None,
         cross_rank=_cross_block(cross),

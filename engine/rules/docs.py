@@ -27,6 +27,12 @@ def render_rule_table() -> str:
     for r in sorted(rs.rules.values(), key=lambda r: r.id):
         lines.append(f"| {r.id} | {r.pack} | {r.bottleneck_type} | {r.bucket} | {r.confidence} | "
                      f"`{_cell(r.when.source)}` | {_cell(r.description)} |")
+    lines += ["", "What each rule claims (`claim`), the time it claims (`runtime_fraction`) and why the trace "
+                  "proves that time recoverable (`counterfactual`):", "",
+              "| id | claim | runtime_fraction | counterfactual |", "|---|---|---|---|"]
+    for r in sorted(rs.rules.values(), key=lambda r: r.id):
+        frac = f"`{_cell(r.runtime_fraction.source)}`" if r.runtime_fraction is not None else "—"
+        lines.append(f"| {r.id} | {r.claim} | {frac} | {_cell(r.counterfactual or '')} |")
     lines += ["", "| param | value | unit | meaning | source |", "|---|---|---|---|---|"]
     for p in sorted(rs.params.values(), key=lambda p: p.name):
         lines.append(f"| {p.name} | {p.value} | {p.unit or ''} | {_cell(p.description)} | "
