@@ -86,8 +86,13 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
         for b in g.histogram:
             t.add_row(b.label, str(b.count), fmt_ns(b.total_ns))
         c.print(t)
+        causes = ", ".join(f"{k} {fmt_ns(v)}" for k, v in sorted(g.idle_by_cause.items(), key=lambda kv: -kv[1]))
+        c.print(f"  idle in window by cause: {causes or 'none'}")
+        rec = ", ".join(f"{k} {fmt_ns(v)}" for k, v in sorted(g.recoverable_by_cause.items(), key=lambda kv: -kv[1]))
+        c.print(f"  recoverable by the fix of each cause: {rec or 'none'}")
         for gap in g.largest[:5]:
-            c.print(f"  gap at +{fmt_ns(gap.start_ns)}: {fmt_ns(gap.duration_ns)}, host: {gap.host_activity}")
+            c.print(f"  gap at +{fmt_ns(gap.start_ns)}: {fmt_ns(gap.duration_ns)}, cause: {gap.host_activity}, "
+                    f"recoverable {fmt_ns(gap.recoverable_ns)}")
     if s.copies:
         t = Table(title=f"Copies: {s.copies.count}, {fmt_bytes(s.copies.bytes)}, exposed "
                         f"{fmt_ns(s.copies.exposed_ns)}, pageable share {fmt_pct(s.copies.pageable_share_pct)}")
@@ -100,7 +105,7 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
         c.print(t)
     if s.sync:
         c.print(f"CPU blocked in sync: {fmt_ns(s.sync.cpu_blocked_ns)} ({fmt_pct(s.sync.cpu_blocked_pct_of_span)} "
-                f"of span) in {s.sync.call_count} calls")
+                f"of the span per process) in {s.sync.call_count} calls")
     if s.launch:
         c.print(f"Launches: {s.launch.launch_count}, small-kernel fraction "
                 f"{'n/a' if s.launch.small_kernel_fraction is None else f'{s.launch.small_kernel_fraction:.2f}'}")
@@ -110,9 +115,11 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
     if s.markers:
         c.print(f"Markers: {s.markers.count} ranges, {s.markers.open_ranges} still open at capture end")
     if s.mpi:
-        c.print(f"MPI: {s.mpi.call_count} calls, {fmt_ns(s.mpi.total_ns)} ({fmt_pct(s.mpi.pct_of_span)} of span)")
+        c.print(f"MPI: {s.mpi.call_count} calls, {fmt_ns(s.mpi.total_ns)} ({fmt_pct(s.mpi.pct_of_span)} of the span "
+                f"per process)")
     if s.overhead:
-        c.print(f"Profiler overhead: {fmt_ns(s.overhead.total_ns)} ({fmt_pct(s.overhead.pct_of_span)} of span)")
+        c.print(f"Profiler overhead: {fmt_ns(s.overhead.total_ns)} ({fmt_pct(s.overhead.pct_of_span)} of the span "
+                f"per process)")
     for w in s.warnings:
         c.print(f"[yellow]warning:[/yellow] {w}")
     for sk in s.skipped:
