@@ -41,8 +41,8 @@ def _rules_only(profile: Path) -> dict[str, Any]:
 
 
 def _answer(ranking: list[str]) -> dict[str, Any]:
-    return {"ranking": ranking, "refinements": [], "new_hypotheses": [],
-            "narrative": "The ranking was reversed by the reviewer model."}
+    return {"ranking": ranking, "rank_changes": [{"id": i, "reason": f"reviewer's order for {i}"} for i in ranking],
+            "refinements": [], "new_hypotheses": [], "narrative": "The ranking was reversed by the reviewer model."}
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
@@ -69,6 +69,12 @@ def test_ranking_comes_from_the_model_and_numbers_from_the_engine(profile: Path,
     assert doc["provenance"]["llm"]["mode"] == "llm"
     assert doc["provenance"]["llm"]["provider"] == provider
     assert [h["rule_id"] for h in doc["hypotheses"]] == list(reversed(rule_order))
+    # the engine's order beside the model's, each move with its reason; the headline names the rules' primary
+    assert doc["llm"]["engine_order"] == ids
+    assert {m["id"] for m in doc["llm"]["moves"]} == set(ids[:-1])
+    assert all(m["reason"].startswith("reviewer's order") for m in doc["llm"]["moves"])
+    assert [h["llm"]["engine_rank"] for h in doc["hypotheses"]] == list(range(len(ids), 0, -1))
+    assert doc["headline"]["engine_primary_id"] == ids[0] and ids[0] in doc["headline"]["text"]
     for h in doc["hypotheses"]:
         frac = h["runtime_fraction_pct"]
         lo, hi = amdahl_bounds(None if frac is None else frac / 100)
