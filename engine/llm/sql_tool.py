@@ -172,6 +172,8 @@ class SqlSandbox:
         words = sorted({n for n in names if n.lower() not in ours} | {"pa_redact", "pa_exe"}, key=len, reverse=True)
         self._forbidden: re.Pattern[str] | None = re.compile(
             "|".join(rf"(?<![\w$]){re.escape(w)}(?![\w$])" for w in words), re.I) if words else None
+        self._builtins = SafeBuiltins()
+        self._builtins.install(conn)  # after the views: pa's own query files keep SQLite's built-ins
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES)
         conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 1)
@@ -269,6 +271,7 @@ class SqlSandbox:
     def close(self) -> None:
         """Close the sandbox connection (the analysis connection is never shared with it)."""
         self._conn.close()
+        self._builtins.close()
 
     def interrupt(self) -> None:
         """Stop a running statement (the stage's deadline passed)."""
@@ -355,6 +358,9 @@ class SqlSandbox:
         except (sqlite3.Error, sqlite3.Warning, MemoryError, OverflowError, RecursionError, ValueError,
                 TypeError) as exc:
             msg = str(exc)
+            if "user-defined function raised exception" in msg and self._builtins.last_error:
+                msg = f"{msg}: {self._builtins.last_error}"
+                self._builtins.last_error = None
             if "not authorized" in msg or "prohibited" in msg:
                 msg += (" (read-only sandbox: SELECT/WITH over pa's relation views "
                         f"{', '.join(sorted(self.views))} and safe functions only)")
@@ -476,6 +482,72 @@ class _TimeUp(Exception):
     """The query's time limit passed."""
 
 
+MAX_FORMAT_WIDTH = 1_000
+MAX_PATTERN_WILDCARDS = 4
+_FORMAT_SPEC = re.compile(r"%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
+
+
+class SafeBuiltins:
+    """printf/format, like and glob with bounds SQLite itself does not enforce inside one call.
+
+    SQLite checks SQLITE_LIMIT_LENGTH only after `printf('%.*c', 900000000, 'x')` has looped 900
+    million times (~10 s, uninterruptible: the progress handler runs between VM steps, not inside a
+    function), and LIKE/GLOB patterns with many wildcards backtrack exponentially on long strings.
+    These wrappers refuse a width or precision above MAX_FORMAT_WIDTH and more than
+    MAX_PATTERN_WILDCARDS wildcards, then run SQLite's own function on a helper connection with the
+    same length limit, so results are SQLite's.
+    """
+
+    def __init__(self) -> None:
+        self.helper = sqlite3.connect(":memory:", check_same_thread=False)
+        self.helper.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        self.last_error: str | None = None
+
+    def install(self, conn: sqlite3.Connection) -> None:
+        """Override the built-ins on `conn` (application functions take precedence)."""
+        conn.create_function("printf", -1, self.printf, deterministic=True)
+        conn.create_function("format", -1, self.printf, deterministic=True)
+        for name in ("like", "glob"):
+            conn.create_function(name, 2, self._matcher(name), deterministic=True)
+        conn.create_function("like", 3, self._matcher("like"), deterministic=True)
+
+    def _fail(self, message: str) -> None:
+        self.last_error = message
+        raise ValueError(message)
+
+    def printf(self, fmt: Any = None, *args: Any) -> Any:
+        """SQLite's printf, refusing huge widths and precisions."""
+        if isinstance(fmt, str):
+            star = 0
+            for m in _FORMAT_SPEC.finditer(fmt):
+                for part in (m.group(1), m.group(2)):
+                    if part == "*":
+                        arg = args[star] if star < len(args) else 0
+                        star += 1
+                        if isinstance(arg, (int, float)) and abs(arg) > MAX_FORMAT_WIDTH:
+                            self._fail(f"printf width or precision {arg} is above {MAX_FORMAT_WIDTH}")
+                    elif part is not None and int(part) > MAX_FORMAT_WIDTH:
+                        self._fail(f"printf width or precision {part} is above {MAX_FORMAT_WIDTH}")
+        placeholders = ", ".join("?" * (1 + len(args)))
+        return self.helper.execute(f"SELECT printf({placeholders})", (fmt, *args)).fetchone()[0]
+
+    def _matcher(self, name: str) -> Any:
+        wildcard = "%" if name == "like" else "*"
+
+        def match(pattern: Any, value: Any, escape: Any = None) -> Any:
+            if isinstance(pattern, str) and pattern.count(wildcard) > MAX_PATTERN_WILDCARDS:
+                self._fail(f"{name.upper()} pattern with more than {MAX_PATTERN_WILDCARDS} '{wildcard}' wildcards")
+            if escape is None:
+                return self.helper.execute(f"SELECT {name}(?, ?)", (pattern, value)).fetchone()[0]
+            return self.helper.execute("SELECT like(?, ?, ?)", (pattern, value, escape)).fetchone()[0]
+
+        return match
+
+    def close(self) -> None:
+        """Close the helper connection."""
+        self.helper.close()
+
+
 _NUMBER_TOKEN = re.compile(
     r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]|--[^\n]*|/\*.*?\*/"
     r"|(?<![\w.])(0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w.])"
@@ -485,7 +557,7 @@ _UNIT_CONSTANTS = frozenset({0.0, 1.0, 2.0, 100.0, 1e3, 1e6, 1e9, 1024.0, 104857
 
 
 def nudge_literals(sql: str) -> tuple[str, int]:
-    """`sql` with its numeric literals multiplied by 1 + 1e-6, and how many were changed (module docs).
+    """`sql` with its numeric literals nudged (the k-th by 1 + k·1e-6), and how many were changed (module docs).
 
     Left alone: literals inside strings, identifiers and comments, LIMIT/OFFSET arguments,
     ORDER BY / GROUP BY ordinals, and unit constants (0, 1, 2, 60, 100, 1e3, 1e6, 1e9, 3600, 1024…).
@@ -519,7 +591,7 @@ def nudge_literals(sql: str) -> tuple[str, int]:
         if value in _UNIT_CONSTANTS:
             continue
         out.append(sql[pos:m.start(1)])
-        out.append(repr(value * (1 + 1e-6)))
+        out.append(repr(value * (1 + 1e-6 * (count + 1))))  # distinct factors: a ratio of literals moves too
         pos = m.end(1)
         count += 1
     out.append(sql[pos:])
