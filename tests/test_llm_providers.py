@@ -31,9 +31,9 @@ from fakes.llm_server import (
     openai_text,
 )
 
+from engine.errors import UserError
 from engine.llm.context import WRAP_UP, system_prompt
 from engine.llm.pricing import estimate_run, load_prices, price_for
-from engine.errors import UserError
 from engine.llm.providers import LlmSettings, NoProvider, Target, resolve, resolve_target
 from engine.llm.redact import Redactor, from_summary
 from engine.llm.sql_tool import SqlSandbox

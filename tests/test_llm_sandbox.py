@@ -92,7 +92,7 @@ def test_authorizer_itself_denies_attach_pragma_and_direct_export_reads(db: Path
     with SqlSandbox(db) as sb:
         for sql in (f"ATTACH DATABASE '{tmp_path / 'x.db'}' AS x", "PRAGMA query_only = 0",
                     "CREATE TEMP TABLE t (a)", "SELECT value FROM StringIds", "SELECT name FROM PROCESSES"):
-            with pytest.raises(sqlite3.DatabaseError, match="not authorized|prohibited"):
+            with pytest.raises(sqlite3.DatabaseError, match=r"not authorized|prohibited"):
                 sb._conn.execute(sql)
     assert not (tmp_path / "x.db").exists()
 

@@ -9,8 +9,9 @@ quantity it is a share of, inferred from its field or column name and unit (`_ns
 `bytes`, `_per_s`, `count`, `runtime_fraction_pct`, `share_of_gpu_time_pct`,
 `estimated_speedup_pct_*`, …; the SQL tool tells the model to name result columns this way):
 
-- `pct` with a class: `span` (of the run: runtime fractions, `*_pct_of_span`), `gpu_time` (share of
-  GPU/kernel time), `utilization`, `speedup` (the engine's Amdahl bounds), `other`;
+- `pct` with a class: `span` (of the run: runtime fractions, `*_pct_of_span`, `*_frac`),
+  `gpu_time` (share of GPU/kernel time), `utilization`, `speedup` (the engine's Amdahl bounds), or
+  `other` when the name does not say (such a fact matches a percentage of any quantity but speedup);
 - `speedup` factors (×): only the engine's bounds, as 1 + bound / 100;
 - `ns` (durations), `bytes`, `bandwidth` (bytes/s), `rate` (per second), `hz`, `count`, `plain`.
 
@@ -90,13 +91,15 @@ class Claim:
 
 
 def _pct_class(name: str) -> str:
+    """The quantity a percentage (or 0–1 fraction) is a share of, from its name; `other` when unknown."""
+    last = name.rsplit(".", 1)[-1]
     if "speedup" in name:
         return "speedup"
-    if "span" in name or "runtime_fraction" in name or "of_run" in name:
+    if "span" in name or "runtime_fraction" in name or "of_run" in name or last.endswith("_frac"):
         return "span"
-    if "gpu_time" in name or "share_of_gpu" in name or "kernel_time_pct" in name:
+    if "gpu_time" in name or "share_of_gpu" in name or last.endswith("kernel_share"):
         return "gpu_time"
-    if "utiliz" in name or "utilis" in name:
+    if "utiliz" in name or "utilis" in name or last.endswith("_util"):
         return "utilization"
     return "other"
 
@@ -255,10 +258,10 @@ def matches(claim: Claim, fact: Fact) -> bool:
     if fact.kind not in _COMPATIBLE[claim.kind]:
         return False
     if claim.kind == "pct":
-        if claim.cls == "any":
-            if fact.cls == "speedup":
+        if claim.cls == "speedup" or fact.cls == "speedup":
+            if claim.cls != fact.cls:
                 return False
-        elif fact.cls != claim.cls:
+        elif claim.cls != "any" and fact.cls not in (claim.cls, "other"):
             return False
     half = 0.5 * 10.0 ** -claim.decimals * (1 + 1e-9) + 1e-12
     return any(abs(abs(fact.value) / scale - claim.value) <= half for scale in claim.scales)

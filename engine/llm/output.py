@@ -5,9 +5,9 @@ The model ranks and refines; the engine decides what reaches the report:
 - ids: unknown candidate ids in the ranking or the refinements are dropped (with a warning);
   candidates the model left out are kept, after the ranked ones, in the rules' order. A model can
   re-order grounded findings but never remove one.
-- moves: the candidates the model moved are the ones outside the longest common subsequence of
-  the engine's order and the model's; each needs a reason in `rank_changes`, else the engine's
-  order is kept (warning). The report shows the engine's order and each move with its reason.
+- moves: the candidates the model moved are the ones outside a longest common subsequence of
+  the engine's order and the model's (of those, the one that leaves most reason-less candidates in
+  place); each needs a reason in `rank_changes`, else the engine's order is kept (warning). The report shows the engine's order and each move with its reason.
 - numbers (engine.llm.grounding, unit- and kind-aware): a refined description/suggestion of
   candidate H may cite H's evidence values, runtime fraction and Amdahl bounds and the measurements
   of the run's tool results; an ungrounded refinement text is dropped (the rule's text stays) and
@@ -190,16 +190,24 @@ class Review:
     warnings: list[str] = field(default_factory=list)
 
 
-def _lcs(a: list[str], b: list[str]) -> set[str]:
-    """The ids of a longest common subsequence of two orders (the ones that did not move)."""
+def _unmoved(a: list[str], b: list[str], prefer: set[str]) -> set[str]:
+    """The ids of a longest common subsequence of two orders: the ones that did not move.
+
+    Among the longest ones, the subsequence that keeps most ids of `prefer` (the ids the model gave
+    no reason for): in a swap of H1 and H2 with a reason for H2, H2 is the one that moved.
+    """
     n, m = len(a), len(b)
-    table = [[0] * (m + 1) for _ in range(n + 1)]
+    table = [[(0, 0)] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
-            table[i][j] = table[i + 1][j + 1] + 1 if a[i] == b[j] else max(table[i + 1][j], table[i][j + 1])
+            if a[i] == b[j]:
+                length, kept = table[i + 1][j + 1]
+                table[i][j] = (length + 1, kept + (a[i] in prefer))
+            else:
+                table[i][j] = max(table[i + 1][j], table[i][j + 1])
     keep, i, j = set(), 0, 0
     while i < n and j < m:
-        if a[i] == b[j]:
+        if a[i] == b[j] and table[i][j] == (table[i + 1][j + 1][0] + 1, table[i + 1][j + 1][1] + (a[i] in prefer)):
             keep.add(a[i])
             i += 1
             j += 1
@@ -232,7 +240,8 @@ def apply_answer(answer: LlmAnswer, rule_hyps: list[Hypothesis], scope: Scope, b
             order.append(hid)
     order += [hid for hid in engine_order if hid not in order]
     reasons = {c.id: c.reason for c in answer.rank_changes if c.id in by_id}
-    moved = [hid for hid in order if hid not in _lcs(engine_order, order)]
+    unmoved = _unmoved(engine_order, order, {h for h in engine_order if h not in reasons})
+    moved = [hid for hid in order if hid not in unmoved]
     missing = [hid for hid in moved if hid not in reasons]
     review = Review(hypotheses=[], engine_order=engine_order)
     if missing:
