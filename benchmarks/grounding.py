@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from grounding_battery import rates, run_battery  # noqa: E402
+from grounding_battery import rates, run_battery
 
-from engine.llm.grounding import ungrounded  # noqa: E402
-from engine.llm.output import ungrounded_numbers  # noqa: E402
+from engine.llm.grounding import ungrounded
+from engine.llm.output import ungrounded_numbers
 
 
 def main() -> int:

@@ -74,26 +74,14 @@ def test_value_of_a_new_hypothesis_must_be_in_its_tool_call() -> None:
 # ---------------------------------------------------------------- apply_answer
 
 
-class _S:
-    """A minimal summary for apply_answer: span, devices, kernels, markers, phases."""
+def _summary() -> Any:
+    """A minimal summary for apply_answer: a 1 s span, one device, two kernels."""
+    from types import SimpleNamespace as NS
 
-    span_ns = 1_000_000_000
-
-    class gpu:  # noqa: N801
-        device_count = 1
-
-    class _K:
-        def __init__(self, name: str, total: int) -> None:
-            self.name, self.short_name, self.total_ns = name, name, total
-
-    kernels = [_K("gemm", 300_000_000), _K("axpy", 50_000_000)]
-    markers = None
-    phases = None
-    sync = None
-    mpi = None
-    launch = None
-    overhead = None
-    idle_gaps: list[Any] = []
+    return NS(span_ns=1_000_000_000, gpu=NS(device_count=1), markers=None, phases=None, sync=None, mpi=None,
+              launch=None, overhead=None, idle_gaps=[],
+              kernels=[NS(name="gemm", short_name="gemm", total_ns=300_000_000),
+                       NS(name="axpy", short_name="axpy", total_ns=50_000_000)])
 
 
 def _hyp(hid: str, frac: float, bucket: str = "sync", value: float = 1234) -> Hypothesis:
@@ -121,7 +109,7 @@ def _apply(answer: dict[str, Any], tools: dict[str, list[Any]] | None = None,
                                                     "narrative": "n", **answer}),
                           hyps or [_hyp("H1", 10), _hyp("H2", 5, value=5678)],
                           Scope(context=[], tools=tools or {}), {"sync": 1_000_000_000, "compute": 400_000_000},
-                          _S(), warnings)
+                          _summary(), warnings)
     return review, warnings
 
 
@@ -149,7 +137,7 @@ def test_refinements_are_checked_in_the_scope_of_their_finding_and_marked() -> N
 
 def test_new_hypothesis_fraction_from_a_basis_the_engine_recomputes() -> None:
     tools = {"c1": facts_of({"columns": ["total_ns"], "rows": [[300_000_000]]})}
-    review, warnings = _apply({"ranking": [], "new_hypotheses": [
+    review, _warnings = _apply({"ranking": [], "new_hypotheses": [
         _new(fraction_basis={"kind": "kernel", "name": "gemm"}, runtime_fraction_pct=90)]}, tools)
     new = review.hypotheses[-1]
     assert new.source == "llm" and new.confidence == 0.6
@@ -192,10 +180,10 @@ def test_claims_per_bucket_stay_within_the_span() -> None:
 def test_fraction_basis_kinds(tmp_path: Path) -> None:
     from engine.llm.output import FractionBasis
 
-    ns, how = basis_ns(FractionBasis(kind="kernel", name="axpy"), _S())
+    ns, how = basis_ns(FractionBasis(kind="kernel", name="axpy"), _summary())
     assert ns == 50_000_000 and "axpy" in how
-    assert basis_ns(FractionBasis(kind="fact", name="nope"), _S())[0] is None
-    assert basis_ns(FractionBasis(kind="marker", name="x"), _S())[0] is None
+    assert basis_ns(FractionBasis(kind="fact", name="nope"), _summary())[0] is None
+    assert basis_ns(FractionBasis(kind="marker", name="x"), _summary())[0] is None
 
 
 def test_hypothesis_facts_cover_evidence_fraction_and_bounds() -> None:

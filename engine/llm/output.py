@@ -7,7 +7,8 @@ The model ranks and refines; the engine decides what reaches the report:
   re-order grounded findings but never remove one.
 - moves: the candidates the model moved are the ones outside a longest common subsequence of
   the engine's order and the model's (of those, the one that leaves most reason-less candidates in
-  place); each needs a reason in `rank_changes`, else the engine's order is kept (warning). The report shows the engine's order and each move with its reason.
+  place); each needs a reason in `rank_changes`, else the engine's order is kept (warning). The
+  report shows the engine's order and each move with its reason.
 - numbers (engine.llm.grounding, unit- and kind-aware): a refined description/suggestion of
   candidate H may cite H's evidence values, runtime fraction and Amdahl bounds and the measurements
   of the run's tool results; an ungrounded refinement text is dropped (the rule's text stays) and
