@@ -62,7 +62,7 @@ def _settings(**kw: Any) -> LlmSettings:
 
 
 def test_base_url_without_model_is_an_error_not_a_key_sent_there() -> None:
-    with pytest.raises(UserError, match="--base-url .* also say which model"):
+    with pytest.raises(UserError, match=r"--base-url .* also say which model"):
         resolve(_settings(base_url="http://host/v1"), dict(KEYS))
 
 
@@ -192,7 +192,7 @@ def test_the_transport_refuses_a_foreign_origin_before_sending() -> None:
     with FakeLlmServer([openai_text("x")]) as srv:
         guard = Guard(endpoint=DEFAULT_HOSTS["anthropic"], deadline=Deadline.after(10), max_request_tokens=1000)
         client = http_client(guard, 5.0)
-        with pytest.raises(RequestRefused, match="talks only to https://api.anthropic.com"):
+        with pytest.raises(RequestRefused, match=r"talks only to https://api\.anthropic\.com"):
             client.post(srv.url + "/chat/completions", json={"x": 1}, headers={"x-api-key": "secret-key"})
         client.close()
         assert srv.requests == []
