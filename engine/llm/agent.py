@@ -287,12 +287,23 @@ class GeminiAdapter:
             base_url=target.base_url, httpx_client=http, timeout=int(settings.timeout_s * 1000),
             retry_options=retry))
         self.instructor = instructor.from_genai(self.client, mode=instructor.Mode.TOOLS)
+        self._last_response: Any = None
+        self.instructor.on("completion:response", self._remember)
         self.system = ""
         self.contents: list[Any] = []
         self.tools = [types.Tool(function_declarations=[
             types.FunctionDeclaration(name=t["name"], description=t["description"],
                                       parameters_json_schema=t["parameters"]) for t in TOOL_SPECS])]
         self._made_up: set[str] = set()  # ids pa gave to calls that came without one
+
+    def _remember(self, response: Any) -> None:
+        self._last_response = response
+
+    @staticmethod
+    def _malformed(response: Any) -> bool:
+        candidates = getattr(response, "candidates", None) or []
+        finish = candidates[0].finish_reason if candidates else None
+        return str(getattr(finish, "value", finish)) == "MALFORMED_FUNCTION_CALL"
 
     def start(self, system: str, user: str) -> None:
         """Seed the conversation."""
@@ -328,8 +339,7 @@ class GeminiAdapter:
             resp = self.client.models.generate_content(model=self.target.model, contents=self.contents,
                                                        config=config)
             self._usage(resp, usage)
-            finish = resp.candidates[0].finish_reason if resp.candidates else None
-            if str(getattr(finish, "value", finish)) != "MALFORMED_FUNCTION_CALL":
+            if not self._malformed(resp):
                 break
             usage.notes.append(f"Gemini: malformed function call, turn asked again ({attempt + 1})")
         else:
@@ -368,13 +378,15 @@ class GeminiAdapter:
         """The forced final turn: validated structured output (a forced function call), no tools."""
         last: Exception | None = None
         for _attempt in range(MALFORMED_RETRIES + 1):
+            self._last_response = None
             try:
                 answer, completion = self.instructor.create_with_completion(
                     model=self.target.model, response_model=response_model, max_retries=retries,
                     messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
             except Exception as exc:  # instructor wraps the SDK's errors; only a malformed call is retried
-                if "MALFORMED_FUNCTION_CALL" not in f"{exc} {getattr(exc, 'last_completion', '')}":
+                if not self._malformed(self._last_response):
                     raise
+                self._usage(self._last_response, usage)
                 last = exc
                 usage.notes.append("Gemini: malformed function call in the final turn, asked again")
                 continue

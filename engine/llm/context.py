@@ -256,5 +256,5 @@ def render_dry_run(system: str, user: str, tools: list[dict[str, Any]], target: 
     tools_json = json.dumps(tools, indent=2)
     return "\n".join([
         f"# pa LLM stage, dry run: nothing was sent (target: {target})",
-        f"# {estimate} (budget {TOKEN_BUDGET:,} input tokens for the first request)",
+        f"# {estimate} (budget {TOKEN_BUDGET:,} for the first request)",
         "## system", system, "## user", user, "## tools", tools_json, ""])
