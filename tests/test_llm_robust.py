@@ -101,8 +101,15 @@ def test_cli_deadline_gives_the_rules_only_report_with_one_warning_line(profile:
     assert sum("warning" in line for line in lines) == 1
 
 
-def test_failure_after_retries_is_one_warning_line_and_keeps_the_tokens_spent(profile: Path) -> None:
+def test_failure_after_retries_is_one_warning_line_and_keeps_the_tokens_spent(profile: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
     from engine.cli import main
+
+    # as in a real run: no handler on the root logger (pytest installs its own), so Python's last-resort
+    # handler would print a library's warnings and errors on stderr
+    monkeypatch.setattr(logging.root, "handlers", [])
 
     # the final turn fails: instructor used to print "API call failed on attempt 1 ..." beside pa's warning
     script_ = [openai_tool_calls(("c1", "summary_table", {"table": "kernels"})), openai_text("ok"), *[error(500)] * 4]
