@@ -83,3 +83,33 @@ def test_ranking_comes_from_the_model_and_numbers_from_the_engine(profile: Path,
         assert h["estimated_speedup_pct_upper"] == pytest.approx(hi) if hi is not None else h[
             "estimated_speedup_pct_upper"] is None
     assert len(srv.requests) >= 1
+
+
+def test_refined_parts_moves_and_tokens_are_shown_in_every_format(profile: Path) -> None:
+    from engine.report.render import render
+
+    base = _rules_only(profile)
+    ids = [h["id"] for h in base["hypotheses"]]
+    last = base["hypotheses"][-1]
+    frac = last["runtime_fraction_pct"]
+    reply = {"ranking": [ids[-1]], "rank_changes": [{"id": ids[-1], "reason": "it hides the others"}],
+             "refinements": [{"id": ids[-1], "description": f"This costs {frac:.1f} % of the run.",
+                              "reason": "states the share"}],
+             "new_hypotheses": [], "narrative": "One finding first."}
+    with FakeLlmServer([openai_answer(reply)]) as srv:
+        res = CliRunner().invoke(main, ["analyze", str(profile), "-f", "json", "--yes", "--max-turns", "1",
+                                        "--model", "openai:local", "--base-url", srv.url])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    first = doc["hypotheses"][0]
+    assert first["id"] == ids[-1] and first["source"] == "rules"
+    assert first["description"] == f"This costs {frac:.1f} % of the run."
+    assert first["llm"]["refined"] == [{"part": "description", "source": "llm", "original": last["description"],
+                                        "reason": "states the share"}]
+    assert first["llm"]["rank_reason"] == "it hides the others" and first["llm"]["engine_rank"] == len(ids)
+    assert doc["provenance"]["llm"]["input_tokens"] == 100 and doc["provenance"]["llm"]["output_tokens"] == 20
+    for fmt in ("text", "markdown", "html"):
+        out = render(doc, fmt).replace("&#39;", "'")
+        assert "it hides the others" in out and "states the share" in out, fmt
+        assert f"The rules ranked {', '.join(ids)}" in out, fmt
+        assert "100 input (0 cached)" in out or "100 in (0 cached)" in out, fmt
