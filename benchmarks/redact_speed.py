@@ -18,7 +18,8 @@ from engine.llm.tools import ToolBox
 from engine.metrics.summarize import summarize
 from engine.rules.engine import evaluate, load_ruleset
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "nsys" / "nsys2026.2_h100_2proc_nvtx_slice.sqlite"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "nsys"
+DEFAULT = SHARED / "nsys2026.2_h100_2proc_nvtx_slice.sqlite"
 CALLS = [("summary_table", {"table": "markers"}), ("summary_table", {"table": "kernels"}),
          ("sql_query", {"sql": "SELECT name, count(*) AS calls_count, sum(\"end\" - start) AS total_ns "
                                "FROM pa_markers GROUP BY name ORDER BY total_ns DESC LIMIT 200"})]
