@@ -85,7 +85,9 @@ def test_ranking_comes_from_the_model_and_numbers_from_the_engine(profile: Path,
     assert len(srv.requests) >= 1
 
 
-def test_refined_parts_moves_and_tokens_are_shown_in_every_format(profile: Path) -> None:
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_refined_parts_moves_and_tokens_are_shown_in_every_format(profile: Path, provider: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from engine.report.render import render
 
     base = _rules_only(profile)
@@ -96,9 +98,14 @@ def test_refined_parts_moves_and_tokens_are_shown_in_every_format(profile: Path)
              "refinements": [{"id": ids[-1], "description": f"This costs {frac:.1f} % of the run.",
                               "reason": "states the share"}],
              "new_hypotheses": [], "narrative": "One finding first."}
-    with FakeLlmServer([openai_answer(reply)]) as srv:
-        res = CliRunner().invoke(main, ["analyze", str(profile), "-f", "json", "--yes", "--max-turns", "1",
-                                        "--model", "openai:local", "--base-url", srv.url])
+    make = {"openai": openai_answer, "anthropic": anthropic_answer, "gemini": gemini_answer}[provider]
+    with FakeLlmServer([make(reply)]) as srv:
+        if provider == "openai":
+            args = ["--model", "openai:local", "--base-url", srv.url]
+        else:
+            monkeypatch.setenv("ANTHROPIC_API_KEY" if provider == "anthropic" else "GEMINI_API_KEY", "fake-key")
+            args = ["--model", f"{provider}:m", "--base-url", srv.root]
+        res = CliRunner().invoke(main, ["analyze", str(profile), "-f", "json", "--yes", "--max-turns", "1", *args])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     first = doc["hypotheses"][0]

@@ -44,7 +44,8 @@ _WORDCHAR = re.compile(r"[A-Za-z0-9_]")
 _VOCABULARY = frozenset({
     *DIRECTIONS, *MEMORY_KINDS, *SYNC_TYPES, *API_KINDS, *MARKER_KINDS, *MPI_KINDS,
     "sync", "copy", "launch", "other_api", "cpu_stall", "nsys", "rocpd", "nvidia", "amd",
-    "single", "marker", "markers", "kernel_mix", "kernels", "idle", "compute", "exposed_copy",
+    "single", "marker", "markers", "kernel_mix", "kernels", "idle", "compute", "exposed_copy", "gaps", "copies",
+    "syncs", "streams", "mpi", "phases", "ranks", "window",
     "exposed_communication", "rules", "llm", "fired", "silent", "skipped", "disabled", "suppressed",
 })
 _PUBLIC = re.compile(

@@ -199,7 +199,7 @@ class ToolBox:
                 out["rows"] = [[red.datum(c) for c in row] for row in result["rows"]]
             return out
         if name in ("summary_table", "window", "host_during_gap", "rank_compare", "copy_compute_overlap"):
-            prose = {"note", "error", "skipped", "truncated", "scope"}
+            prose = {"note", "error", "skipped", "truncated", "scope", "table"}
             return {k: (red.obj(v) if k in prose else red.data(v)) for k, v in result.items()}
         if name == "explain_rule":
             return {k: (red.data(v) if k == "values" else red.obj(v)) for k, v in result.items()}
