@@ -295,3 +295,11 @@ def test_every_provider_round_trip_records_usage(provider: str, summary: Any, ru
     assert not isinstance(out, str), out
     assert out.provenance.input_tokens == 200 and out.provenance.output_tokens == 40
     assert out.provenance.turns == 2 and out.provenance.tool_calls == 2
+
+
+def test_raw_tables_and_redact_do_not_mix(profile: Path) -> None:
+    from engine.cli import main
+
+    res = CliRunner().invoke(main, ["analyze", str(profile), "-f", "json", "--model", "m", "--base-url",
+                                    "http://127.0.0.1:9/v1", "--redact", "--sql-raw-tables"])
+    assert res.exit_code == 2 and "--sql-raw-tables cannot be combined with --redact" in res.stderr

@@ -121,7 +121,8 @@ def _hardware(summary: Any) -> list[dict[str, Any]]:
     for d in summary.devices:
         if not d.used:
             continue
-        hw = {k: (_d(v) if isinstance(v, str) else v) for k, v in d.hardware.model_dump().items() if v is not None}
+        hw = {k: (_d(v) if k == "compute_capability" and isinstance(v, str) else v)  # the rest is pa's own
+              for k, v in d.hardware.model_dump().items() if v is not None}
         out.append({"id": d.id, "name": _d(d.name), "utilization_pct": _r(d.utilization_pct),
                     "busy_ns": d.busy_ns, "kernel_count": d.kernel_count, **hw})
     return out
