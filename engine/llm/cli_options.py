@@ -25,8 +25,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ("--dry-run", "dry_run", {"is_flag": True, "default": None,
                               "help": "LLM: print the exact prompt and tool schemas to stderr, send nothing."}),
     ("--redact", "redact", {"is_flag": True, "default": None,
-                            "help": "LLM: replace kernel names, marker text, host names and paths by "
-                                    "placeholders in everything sent."}),
+                            "help": "LLM: replace every profile string (kernel names, marker text and domains, "
+                                    "host names, paths, ...) by placeholders in everything sent."}),
     ("--allow-app-knowledge", "allow_app_knowledge", {
         "is_flag": True, "default": None,
         "help": "LLM: let the model use what it knows about the application and its libraries."}),
@@ -39,7 +39,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "help": "LLM: ask the provider's token-counting endpoint (Anthropic, Gemini) for the pre-flight "
                 "estimate; sends the prompt there (not billed). OpenAI has none: the estimate is used."}),
     ("--yes", "yes", {"is_flag": True, "default": None,
-                      "help": "LLM: skip the cost confirmation (never asked when stdin is not a TTY)."}),
+                      "help": "LLM: skip the cost confirmation (never asked when stdin is not a TTY); the "
+                              "cost and request-size ceilings still apply."}),
     ("--require-llm", "require", {"is_flag": True, "default": None,
                                   "help": "LLM: fail (exit 2) when no provider can be used or the stage fails, "
                                           "instead of falling back to rules only."}),
