@@ -217,3 +217,32 @@ def test_context_fits_the_budget_on_real_profiles(real_profile: Path) -> None:
         if redact:
             for raw in red.raw_names():
                 assert json.dumps(raw)[1:-1] not in text
+
+
+def test_a_profile_the_workspace_cannot_open_leaves_the_other_tools_working(tmp_path: Path, summary: Any) -> None:
+    """A view over a dropped table (a broken profile): the stage goes on, the SQL tools say why."""
+    import shutil
+
+    from fakes.llm_server import FakeLlmServer, openai_answer, openai_tool_calls
+    from llm_world import answer
+
+    from engine.llm.stage import llm_stage
+    from engine.report.llm_hook import LlmOptions
+    from engine.rules.evaluate import RuleResult
+
+    broken = tmp_path / "broken.sqlite"
+    shutil.copy(write_hostile(tmp_path / "h.sqlite"), broken)
+    conn = sqlite3.connect(broken)
+    conn.execute("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL")
+    conn.execute("CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS SELECT * FROM no_such_table")
+    conn.commit()
+    conn.close()
+    rules = RuleResult(hypotheses=[], skipped=[], packs=[], outcomes=[], metrics={}, buckets={})
+    script = [openai_tool_calls(("c1", "sql_query", {"sql": "SELECT 1"}), ("c2", "summary_table", {"table": "syncs"})),
+              openai_answer(answer())]
+    with FakeLlmServer(script) as srv:
+        out = llm_stage(summary, rules, LlmOptions(model="m", base_url=srv.url, extra={
+            "yes": True, "max_retries": 0, "max_turns": 2, "profile_path": str(broken)}))
+    assert not isinstance(out, str), out
+    exchange = srv.requests[1]["messages"][-1]["content"].split("<tool-exchange>")[1]
+    assert "not available to tools in this run (" in exchange and '"table": "syncs", "rows": {' in exchange

@@ -344,6 +344,8 @@ class SqlSandbox:
         try:
             if not isinstance(sql, str):
                 return {"error": "sql must be a string"}
+            if len(sql) > MAX_SQL_BYTES:
+                return {"error": f"the SQL text is longer than {MAX_SQL_BYTES:,} characters"}
             head = _LEADING.match(sql)
             keyword = head.group(1).upper() if head else ""
             if keyword not in ("SELECT", "WITH"):

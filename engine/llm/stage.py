@@ -290,11 +290,14 @@ def _run(summary: Any, rule_result: Any, settings: LlmSettings, target: Target, 
             transcript.write({"turn": usage.turns, "role": "final", "answer": answer.model_dump()})
         else:
             if profile is not None and profile.is_file():
-                tools.sandbox = parts["sandbox"] = SqlSandbox(
-                    profile, SqlLimits(settings.sql_time_limit_s, settings.sql_max_rows, settings.sql_max_bytes,
-                                       settings.max_string_chars),
-                    redactor=redactor, raw_tables=settings.sql_raw_tables,
-                    engine_tables=engine_tables(summary, redactor))
+                try:
+                    tools.sandbox = parts["sandbox"] = SqlSandbox(
+                        profile, SqlLimits(settings.sql_time_limit_s, settings.sql_max_rows, settings.sql_max_bytes,
+                                           settings.max_string_chars),
+                        redactor=redactor, raw_tables=settings.sql_raw_tables,
+                        engine_tables=engine_tables(summary, redactor))
+                except Exception as exc:  # a profile the SQL workspace cannot open: the other tools still work
+                    tools.unavailable = f"{type(exc).__name__}: {str(exc)[:200]}"
             http = parts["http"] = guarded_client(target, settings, deadline, log, env_secrets())
             try:
                 adapter = make_adapter(target, settings, http)

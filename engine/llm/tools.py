@@ -169,6 +169,7 @@ class ToolBox:
     results: dict[str, Any] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)
     calls: int = 0
+    unavailable: str | None = None  # why the SQL workspace could not be opened, if it could not
 
     def run(self, call_id: str, name: str, raw_args: str | dict[str, Any] | None) -> str:
         """Execute one call; return the redacted, capped JSON text sent back. Never raises."""
@@ -230,7 +231,8 @@ class ToolBox:
             return self.rank_compare()
         if name in ("table_schema", "sql_query", "window", "copy_compute_overlap", "host_during_gap"):
             if self.sandbox is None:
-                return {"error": "the profile database is not available to tools in this run"}
+                why = f" ({self.unavailable})" if self.unavailable else ""
+                return {"error": f"the profile database is not available to tools in this run{why}"}
             if name == "table_schema":
                 return self.sandbox.schema(args.get("table"))
             if name == "sql_query":
