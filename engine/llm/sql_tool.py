@@ -49,7 +49,7 @@ import math
 import re
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -118,8 +118,7 @@ class QueryRecord:
 
 @dataclass
 class _Reads:
-    views: set[str] = field(default_factory=set)
-    data: bool = False
+    data: bool = False  # the statement read one of pa's views or tables (set by the authorizer)
 
 
 def _exe_name(command: str | None) -> str | None:
