@@ -172,8 +172,10 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
               help="Directory of site templates (report.txt.j2, report.md.j2, report.html.j2).")
 @click.option("--keep-paths", is_flag=True, help="Keep absolute paths in the report.")
 @click.option("--no-llm", is_flag=True, help="Rules only: skip the LLM stage.")
-@click.option("--model", default=None, help="LLM model (LLM stage).")
-@click.option("--base-url", default=None, help="LLM endpoint (LLM stage).")
+@click.option("--model", default=None, help="LLM: provider:model, a provider, a model name or claude-cli "
+                                            "(docs/llm.md).")
+@click.option("--base-url", default=None, help="LLM: endpoint for the --model provider (its key goes there; "
+                                               "none for a bare model name).")
 @llm_cli_options
 @rank_options
 @one_line_errors

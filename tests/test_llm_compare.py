@@ -147,3 +147,15 @@ def test_dry_run_sends_nothing_and_no_provider_says_why(pair: tuple) -> None:
     assert json.loads(r.stdout)["llm_reason"] == "--dry-run: prompt printed, nothing sent"
     r = CliRunner().invoke(main, ["compare", str(pb), str(pa), "--no-rules", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["llm_reason"].startswith("no LLM provider configured")
+
+
+def test_compare_require_llm_without_provider_and_deadline(pair: tuple) -> None:
+    from fakes.llm_server import Reply
+
+    pb, pa, _ = pair
+    r = CliRunner().invoke(main, ["compare", str(pb), str(pa), "--no-rules", "--json", "--require-llm"])
+    assert r.exit_code == 2 and "--require-llm" in r.stderr and "no LLM provider configured" in r.stderr
+    with FakeLlmServer([Reply({}, 200, delay_s=6.0)] * 3) as srv:
+        r = _run(pair, srv, "--json", "--llm-timeout", "1")
+    assert r.exit_code == 0, r.output
+    assert "deadline of 1 s" in json.loads(r.stdout)["llm_reason"]

@@ -31,13 +31,14 @@ from fakes.llm_server import (
     openai_text,
 )
 
+from engine.errors import UserError
 from engine.llm.context import WRAP_UP, system_prompt
 from engine.llm.pricing import estimate_run, load_prices, price_for
-from engine.llm.providers import LlmSettings, Target, resolve_target
+from engine.llm.providers import LlmSettings, NoProvider, Target, resolve, resolve_target
 from engine.llm.redact import Redactor, from_summary
 from engine.llm.sql_tool import SqlSandbox
 from engine.llm.stage import llm_stage
-from engine.llm.tools import STATUS_MEANING, ToolBox
+from engine.llm.tools import STATUS_MEANING, TOOL_NAMES, ToolBox
 from engine.report.llm_hook import LlmFailure, LlmOptions
 from engine.rules.evaluate import RuleOutcome, RuleResult
 from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
@@ -81,8 +82,9 @@ def rules(summary: Any) -> RuleResult:
 
 
 def _answer(ranking: list[str], **kw: Any) -> dict[str, Any]:
-    return {"ranking": ranking, "refinements": kw.get("refinements", []),
-            "new_hypotheses": kw.get("new_hypotheses", []), "narrative": kw.get("narrative", "short")}
+    return {"ranking": ranking, "rank_changes": [{"id": i, "reason": "the reviewer's order"} for i in ranking],
+            "refinements": kw.get("refinements", []), "new_hypotheses": kw.get("new_hypotheses", []),
+            "narrative": kw.get("narrative", "short")}
 
 
 def _gopts(srv: FakeLlmServer | None, model: str = "gemini:gemini-fake", **extra: Any) -> LlmOptions:
@@ -121,7 +123,7 @@ def test_gemini_multi_turn_with_tools_redaction_and_log(summary: Any, rules: Rul
     assert all(p.endswith("models/gemini-fake:generateContent") for p in srv.paths)
     first = srv.requests[0]
     names = [d["name"] for d in first["tools"][0]["functionDeclarations"]]
-    assert names == ["summary_table", "explain_rule", "table_schema", "sql_query"]
+    assert names == TOOL_NAMES
     assert "never instructions" in json.dumps(first["systemInstruction"])
     turn = srv.requests[1]["contents"]
     assert [c["role"] for c in turn] == ["user", "model", "user"]
@@ -337,11 +339,12 @@ def test_claude_cli_fallback_single_shot(summary: Any, rules: RuleResult, tmp_pa
     answer = _answer(["H2", "H1"], narrative="KERNEL_1 dominates.", refinements=[
         {"id": "H1", "suggestion": "fuse KERNEL_1", "reason": "dominant"}])
     record = _fake_claude(tmp_path, monkeypatch, "ok", answer)
-    target = resolve_target(LlmSettings())
+    assert resolve_target(LlmSettings()) is None  # on PATH is not asked for: data never leaves unasked
+    target = resolve_target(LlmSettings(model="claude-cli"))
     assert target is not None and target.provider == "claude-cli" and target.cli
     log = tmp_path / "cli.jsonl"
-    out = llm_stage(summary, rules, LlmOptions(extra={"yes": True, "redact": True, "log": log,
-                                                      "profile_path": str(DLPROF)}))
+    out = llm_stage(summary, rules, LlmOptions(model="claude-cli", extra={
+        "yes": True, "redact": True, "log": log, "profile_path": str(DLPROF)}))
     assert not isinstance(out, str), out
     assert [h.id for h in out.hypotheses] == ["H2", "H1"]
     assert out.hypotheses[1].suggestion == f"fuse {summary.kernels[0].name}"
@@ -362,7 +365,10 @@ def test_claude_cli_explicit_model_and_anthropic_without_key(tmp_path: Path,
     from engine.llm.claude_cli import cli_argv
 
     _fake_claude(tmp_path, monkeypatch, "ok")
-    t = resolve_target(LlmSettings(model="anthropic:claude-opus-4-1"))
+    # anthropic:MODEL without a key names the missing key; it does not fall back to the CLI silently
+    got = resolve(LlmSettings(model="anthropic:claude-opus-4-1"))
+    assert isinstance(got, NoProvider) and "ANTHROPIC_API_KEY" in got and "claude-cli" in got
+    t = resolve_target(LlmSettings(model="claude-cli:claude-opus-4-1"))
     assert t is not None and (t.provider, t.model) == ("claude-cli", "claude-opus-4-1")
     assert cli_argv(t)[-2:] == ["--model", "claude-opus-4-1"]
     t = resolve_target(LlmSettings(model="claude-cli"))
@@ -370,10 +376,11 @@ def test_claude_cli_explicit_model_and_anthropic_without_key(tmp_path: Path,
     assert resolve_target(LlmSettings(model="openai:gpt-4.1")) is None  # no key: rules only
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     t = resolve_target(LlmSettings())
-    assert t is not None and t.provider == "anthropic"  # a key wins over the CLI
+    assert t is not None and t.provider == "anthropic"
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("PA_CLAUDE_CLI", "")
-    assert resolve_target(LlmSettings()) is None
+    with pytest.raises(UserError, match="not on PATH"):
+        resolve_target(LlmSettings(model="claude-cli"))
 
 
 @pytest.mark.parametrize(("mode", "needle"), [("garbage", "no JSON object"), ("fail", "exited with code 1"),
@@ -382,7 +389,7 @@ def test_claude_cli_failures_fall_back_to_rules_only(summary: Any, rules: RuleRe
                                                      monkeypatch: pytest.MonkeyPatch, mode: str,
                                                      needle: str) -> None:
     _fake_claude(tmp_path, monkeypatch, "ok" if mode == "invalid" else mode, {"ranking": "H1"})
-    out = llm_stage(summary, rules, LlmOptions(extra={"yes": True}))
+    out = llm_stage(summary, rules, LlmOptions(model="claude-cli", extra={"yes": True}))
     assert isinstance(out, LlmFailure) and "ClaudeCliError" in out and needle in out, out
 
 
@@ -391,7 +398,7 @@ def test_pa_analyze_with_garbage_from_claude_cli_reports_the_reason(tmp_path: Pa
     from engine.cli import main
 
     _fake_claude(tmp_path, monkeypatch, "garbage")
-    res = CliRunner().invoke(main, ["analyze", str(DLPROF), "-f", "json"])
+    res = CliRunner().invoke(main, ["analyze", str(DLPROF), "-f", "json", "--model", "claude-cli"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["provenance"]["llm"]["mode"] == "rules_only" and doc["llm"] is None
@@ -414,8 +421,9 @@ def test_report_carries_narrative_and_post_check_warnings(tmp_path: Path) -> Non
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["schema_version"] >= "1.1"
-    assert doc["llm"] == {"narrative": "Most of the 123456789 ns go to one kernel.",
-                          "ungrounded_numbers": ["123456789"]}
+    assert doc["llm"]["narrative"] == "Most of the 123456789 ns go to one kernel."
+    assert doc["llm"]["ungrounded_numbers"] == ["123456789 ns"]  # flagged with its unit
+    assert doc["llm"]["engine_order"] == [h["id"] for h in doc["hypotheses"]] and doc["llm"]["moves"] == []
     w = "\n".join(doc["warnings"])
     assert "unknown candidate id 'H99'" in w and "refinement of unknown id 'H77'" in w
     assert "narrative cites numbers 123456789" in w
@@ -480,10 +488,10 @@ def test_table_schema_lookup(summary: Any, rules: RuleResult) -> None:
     with SqlSandbox(DLPROF) as sb:
         box = ToolBox(summary, rules, Redactor(False), sb)
         tables = json.loads(box.run("c1", "table_schema", {}))
-        text = json.dumps(tables)
-        assert "CUPTI_ACTIVITY_KIND_KERNEL" in text
-        one = json.loads(box.run("c2", "table_schema", {"table": "CUPTI_ACTIVITY_KIND_KERNEL"}))
-        assert "CREATE TABLE" in json.dumps(one)
+        assert "pa_kernels" in tables["views"] and "pa_gaps" not in tables["views"]
+        assert "CUPTI_ACTIVITY_KIND_KERNEL" not in json.dumps(tables)  # the export's own tables stay hidden
+        one = json.loads(box.run("c2", "table_schema", {"table": "pa_kernels"}))
+        assert one["columns"]["start"] == "start, ns"
     assert "not available" in json.loads(ToolBox(summary, rules, Redactor(False)).run(
         "c3", "table_schema", {}))["error"]
 

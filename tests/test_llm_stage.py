@@ -66,7 +66,7 @@ def rules(summary: Any) -> RuleResult:
 
 
 def _answer(ranking: list[str], **kw: Any) -> dict[str, Any]:
-    return {"ranking": ranking, "refinements": kw.get("refinements", []),
+    return {"ranking": ranking, "rank_changes": kw.get("rank_changes", []), "refinements": kw.get("refinements", []),
             "new_hypotheses": kw.get("new_hypotheses", []), "narrative": kw.get("narrative", "short")}
 
 
@@ -82,7 +82,7 @@ def test_openai_multi_turn_with_tools_redaction_and_log(summary: Any, rules: Rul
                                 ("c2", "sql_query", {"sql": sql})),
               openai_tool_calls(("c3", "explain_rule", {"rule_id": "H1"}), ("c4", "summary_table", "{bad json")),
               openai_text("enough"),
-              openai_answer(_answer(["H2", "H1"], refinements=[
+              openai_answer(_answer(["H2", "H1"], rank_changes=[{"id": "H1", "reason": "overlaps H2"}], refinements=[
                   {"id": "H1", "suggestion": "fuse KERNEL_1", "reason": "dominant", "confidence_delta": 0.2}]))]
     log = tmp_path / "llm.jsonl"
     with FakeLlmServer(script) as srv:
@@ -107,16 +107,21 @@ def test_openai_multi_turn_with_tools_redaction_and_log(summary: Any, rules: Rul
 
 def test_anthropic_multi_turn(summary: Any, rules: RuleResult, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-key")
+    sql = "SELECT count(*) AS kernel_count FROM pa_kernels"
     script = [anthropic_tool_use(("t1", "summary_table", {"table": "syncs"}), text="looking"),
-              anthropic_tool_use(("t2", "sql_query", {"sql": "SELECT 41 + 1 AS x"})),
+              anthropic_tool_use(("t2", "sql_query", {"sql": sql})),
               anthropic_answer(_answer(["H1", "H2"], new_hypotheses=[{
                   "title": "new", "bottleneck_type": "other", "bucket": "idle", "description": "d",
                   "suggestion": "s", "action_category": "algorithm", "confidence": 0.9,
-                  "evidence": [{"text": "t", "values": [{"name": "x", "value": 42, "source": "t2"}]}]}]))]
+                  "evidence": [{"text": "t", "values": [{"name": "kernel_count", "value": summary.gpu.kernel_count,
+                                                         "source": "t2"}]}]}]))]
     with FakeLlmServer(script) as srv:
         out = llm_stage(summary, rules, _opts(srv, model="anthropic:claude-fake", max_turns=3))
     assert not isinstance(out, str), out
     assert [h.id for h in out.hypotheses] == ["H1", "H2", "L1"] and out.hypotheses[2].source == "llm"
+    # no fraction_basis: speculative, no runtime fraction and no bound
+    assert out.hypotheses[2].runtime_fraction_pct is None and out.hypotheses[2].estimated_speedup_pct_upper is None
+    assert out.speculative == ["L1"]
     assert srv.paths[0].endswith("/v1/messages")
     results = srv.requests[1]["messages"][-1]["content"]
     assert results[0]["type"] == "tool_result" and results[0]["tool_use_id"] == "t1"
@@ -192,7 +197,8 @@ def test_no_key_and_dry_run(summary: Any, rules: RuleResult, capsys: pytest.Capt
                                                extra={"dry_run": True, "redact": True}))
     err = capsys.readouterr().err
     assert isinstance(out, str) and "dry-run" in out
-    assert "## tools" in err and '"name": "sql_query"' in err and "estimated input tokens" in err
+    assert "## tools" in err and '"name": "sql_query"' in err and "input tokens (estimated" in err
+    assert err.count("input tokens (estimated") == 1  # one token estimate
     assert summary.kernels[0].name not in err
 
 

@@ -1,6 +1,6 @@
 """The `claude` command-line fallback: one single-shot `claude -p` call, no tools.
 
-Used when no API key is set but the Claude Code client is on PATH (see engine.llm.providers). The
+Used only when asked for (`--model claude-cli[:MODEL]`, see engine.llm.providers). The
 pre-seeded prompt (system prompt, the redacted context, the final-answer instruction and the JSON
 Schema of `LlmAnswer`) goes to the client on stdin, never in argv (process lists are world-readable);
 `--output-format json` wraps the reply in a JSON envelope whose `result` is the model's text, from
@@ -21,10 +21,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from engine.llm.agent import JsonlLog, Usage
+from engine.llm.agent import Usage
 from engine.llm.context import FINAL_INSTRUCTION
 from engine.llm.output import LlmAnswer
 from engine.llm.providers import LlmSettings, Target
+from engine.llm.secrets import env_secrets, scrub
+from engine.llm.transport import Deadline, JsonlLog
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -87,17 +89,22 @@ def parse_reply(stdout: str, usage: Usage, response_model: type[M] = LlmAnswer) 
 
 def run_claude_cli(target: Target, settings: LlmSettings, system: str, user: str, log: JsonlLog,
                    usage: Usage, response_model: type[M] = LlmAnswer,  # type: ignore[assignment]
-                   instruction: str = FINAL_INSTRUCTION) -> M:
-    """One `claude -p` call; the validated answer (`response_model`) or ClaudeCliError."""
+                   instruction: str = FINAL_INSTRUCTION, deadline: Deadline | None = None) -> M:
+    """One `claude -p` call; the validated answer (`response_model`) or ClaudeCliError.
+
+    The prompt is scrubbed of secret-looking values (engine.llm.secrets) like every HTTP body, and
+    the call is bounded by the stage deadline as well as `timeout_s`.
+    """
     argv = cli_argv(target)
-    prompt = cli_prompt(system, user, instruction, response_model)
+    prompt = scrub(cli_prompt(system, user, instruction, response_model), env_secrets())
+    timeout = settings.timeout_s if deadline is None else max(0.1, min(settings.timeout_s, deadline.remaining()))
     log.write({"kind": "request", "command": argv[1:], "stdin": prompt})
     with tempfile.TemporaryDirectory(prefix="pa-claude-") as cwd:
         try:
             proc = subprocess.run(argv, input=prompt, capture_output=True, text=True, cwd=cwd,
-                                  timeout=settings.timeout_s, env=dict(os.environ), check=False)
+                                  timeout=timeout, env=dict(os.environ), check=False)
         except subprocess.TimeoutExpired as exc:
-            raise ClaudeCliError(f"`claude` timed out after {settings.timeout_s:g} s") from exc
+            raise ClaudeCliError(f"`claude` timed out after {timeout:g} s") from exc
         except OSError as exc:
             raise ClaudeCliError(f"`claude` could not be run: {exc}") from exc
     log.write({"kind": "response", "exit_code": proc.returncode, "stdout": proc.stdout,

@@ -25,8 +25,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ("--dry-run", "dry_run", {"is_flag": True, "default": None,
                               "help": "LLM: print the exact prompt and tool schemas to stderr, send nothing."}),
     ("--redact", "redact", {"is_flag": True, "default": None,
-                            "help": "LLM: replace kernel names, marker text, host names and paths by "
-                                    "placeholders in everything sent."}),
+                            "help": "LLM: replace every profile string (kernel names, marker text and domains, "
+                                    "host names, paths, ...) by placeholders in everything sent."}),
     ("--allow-app-knowledge", "allow_app_knowledge", {
         "is_flag": True, "default": None,
         "help": "LLM: let the model use what it knows about the application and its libraries."}),
@@ -39,9 +39,21 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "help": "LLM: ask the provider's token-counting endpoint (Anthropic, Gemini) for the pre-flight "
                 "estimate; sends the prompt there (not billed). OpenAI has none: the estimate is used."}),
     ("--yes", "yes", {"is_flag": True, "default": None,
-                      "help": "LLM: skip the cost confirmation (never asked when stdin is not a TTY)."}),
+                      "help": "LLM: skip the cost confirmation (never asked when stdin is not a TTY); the "
+                              "cost and request-size ceilings still apply."}),
     ("--require-llm", "require", {"is_flag": True, "default": None,
-                                  "help": "LLM: fail (exit 2) instead of falling back to rules only."}),
+                                  "help": "LLM: fail (exit 2) when no provider can be used or the stage fails, "
+                                          "instead of falling back to rules only."}),
+    ("--llm-timeout", "deadline_s", {"type": click.FloatRange(min=1.0), "default": None, "metavar": "SECONDS",
+                                     "help": "LLM: overall deadline of the stage, retries included (default 120); "
+                                             "then the rules-only report."}),
+    ("--max-cost", "max_cost_usd", {"type": click.FloatRange(min=0.0), "default": None, "metavar": "USD",
+                                    "help": "LLM: refuse a run whose estimated cost may exceed USD, even with --yes "
+                                            "(default 2.00)."}),
+    ("--sql-raw-tables", "sql_raw_tables", {
+        "is_flag": True, "default": None,
+        "help": "LLM: let sql_query read the export's own tables too (not the environment or command-line "
+                "tables; never with --redact). Default: pa's relation views only."}),
 ]
 
 
@@ -52,7 +64,7 @@ def _apply(func: F, options: list[tuple[str, str, dict[str, Any]]]) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         extra = {n: kwargs.pop(n) for n in names if n in kwargs}
         # click gives False for an absent flag; None means "not given" so pa.toml can decide.
-        kwargs["llm_extra"] = {k: v for k, v in extra.items() if v not in (None, False)}
+        kwargs["llm_extra"] = {k: v for k, v in extra.items() if v is not None and v is not False}
         return func(*args, **kwargs)
 
     cmd: Any = wrapper
@@ -66,7 +78,7 @@ def llm_cli_options(func: F) -> F:
     return _apply(func, _OPTIONS)
 
 
-COMPARE_OPTIONS = ("dry_run", "redact", "log", "yes", "require")
+COMPARE_OPTIONS = ("dry_run", "redact", "log", "yes", "require", "deadline_s", "max_cost_usd")
 
 
 def llm_cli_options_for(*dests: str) -> Callable[[F], F]:

@@ -34,8 +34,9 @@ from engine.compare.model import LlmExplanation
 from engine.errors import UserError
 from engine.llm.context import estimate_tokens
 from engine.llm.pricing import estimate_run
-from engine.llm.providers import ENABLE_HINT, load_settings, resolve_target
+from engine.llm.providers import ENABLE_HINT, NoProvider, Target, load_settings, resolve
 from engine.llm.redact import Redactor
+from engine.llm.secrets import env_secrets, scrub
 
 TOP_ROWS = 15
 COMPARE_SYSTEM_PROMPT = """\
@@ -147,20 +148,23 @@ def compare_user_prompt(doc: dict[str, Any], redactor: Redactor) -> str:
             f"{data}\n</comparison-data>\n{COMPARE_INSTRUCTION}")
 
 
-def _privacy(label: str, redact: bool) -> str:
+def _privacy(target: Any, redact: bool) -> str:
     names = ("names replaced by placeholders (--redact)" if redact
              else "kernel names, phase labels and file names (use --redact to replace them)")
-    return f"pa: LLM explanation: sending the comparison's numbers and {names} to {label}"
+    return (f"pa: LLM explanation: sending the comparison's numbers and {names} to {target.label()}, "
+            f"{target.key_note()}; secret-looking values are removed")
 
 
 def explain_comparison(doc: dict[str, Any], options: dict[str, Any] | None = None) -> LlmExplanation | str | None:
     """One validated LLM call explaining `doc` (module docs); the explanation or the reason why not."""
-    from engine.llm.agent import JsonlLog, Usage
-    from engine.llm.stage import _confirm
+    from engine.llm.agent import Usage
+    from engine.llm.stage import StageTimeout, _confirm, _quiet_libraries
+    from engine.llm.transport import JsonlLog
 
     flags = {k: v for k, v in (options or {}).items() if v is not None}
     settings = load_settings(flags)
-    target = resolve_target(settings)
+    resolved = resolve(settings)
+    target = resolved if isinstance(resolved, Target) else None
     redactor = redactor_for(doc, settings.redact)
     system = COMPARE_SYSTEM_PROMPT
     user = compare_user_prompt(doc, redactor)
@@ -168,26 +172,38 @@ def explain_comparison(doc: dict[str, Any], options: dict[str, Any] | None = Non
     first = estimate_tokens(system) + estimate_tokens(user)
     if settings.dry_run:
         label = target.label() if target else "no provider configured"
-        lines = [f"# pa compare LLM explanation, dry run: nothing was sent (target: {label})",
-                 f"# estimated input tokens (ceil(chars/4)): {first}"]
-        if target is not None:
-            lines.append(f"# {estimate_run(first, False, target, one_call).text(target)}")
+        line = (estimate_run(first, False, target, one_call).text(target) if target is not None
+                else f"first request {first:,} input tokens (estimated, ceil(chars/4)); {resolved}")
+        lines = [f"# pa compare LLM explanation, dry run: nothing was sent (target: {label})", f"# {line}"]
         click.echo("\n".join([*lines, "## system", system, "## user", user, ""]), err=True)
         return "--dry-run: prompt printed, nothing sent"
     if target is None:
-        return f"no LLM provider configured: {ENABLE_HINT}"
-    click.echo(_privacy(target.label(), settings.redact), err=True)
+        reason = str(resolved) if isinstance(resolved, NoProvider) else f"no LLM provider configured: {ENABLE_HINT}"
+        if settings.require:
+            raise UserError(f"--require-llm: {reason}")
+        return reason
+    _quiet_libraries()
+    click.echo(_privacy(target, settings.redact), err=True)
     log = JsonlLog(settings.log)
     usage = Usage()
     try:
         estimate = estimate_run(first, False, target, one_call)
         click.echo(f"pa: LLM pre-flight: {estimate.text(target)}", err=True)
+        if estimate.cost_high is not None and estimate.cost_high > settings.max_cost_usd:
+            reason = (f"LLM explanation refused: it may cost up to ${estimate.cost_high:.2f}, above the ceiling of "
+                      f"${settings.max_cost_usd:.2f} (--max-cost)")
+            if settings.require:
+                raise UserError(f"--require-llm: {reason}")
+            click.echo(f"pa: warning: {reason}; deterministic narrative only", err=True)
+            return reason
         if not _confirm(estimate.text(target), settings):
             return "LLM explanation declined at the cost prompt"
         try:
             answer = _call(target, settings, system, user, log, usage)
         except Exception as exc:  # any provider failure keeps the deterministic narrative
-            reason = f"LLM explanation failed ({type(exc).__name__}: {str(exc)[:300]})"
+            reason = (f"LLM explanation stopped at its deadline of {settings.deadline_s:g} s (--llm-timeout)"
+                      if isinstance(exc, StageTimeout) else
+                      f"LLM explanation failed ({type(exc).__name__}: {scrub(str(exc))[:300]})")
             if settings.require:
                 raise UserError(f"--require-llm: {reason}") from exc
             click.echo(f"pa: warning: {reason}; deterministic narrative only", err=True)
@@ -206,21 +222,35 @@ def explain_comparison(doc: dict[str, Any], options: dict[str, Any] | None = Non
 
 
 def _call(target: Any, settings: Any, system: str, user: str, log: Any, usage: Any) -> CompareAnswer:
-    """The single request: an SDK adapter's forced structured answer, or one `claude -p` call."""
-    if target.cli:
-        from engine.llm.claude_cli import run_claude_cli
+    """The single request: an SDK adapter's forced structured answer, or one `claude -p` call.
 
-        return run_claude_cli(target, settings, system, user, log, usage, CompareAnswer, COMPARE_INSTRUCTION)
-    from engine.llm.agent import http_client, make_adapter
+    Bounded by the deadline (`--llm-timeout`) like the analysis stage.
+    """
+    from engine.llm.stage import run_with_deadline
+    from engine.llm.transport import Deadline
 
-    http = http_client(log, settings.timeout_s)
-    try:
-        adapter = make_adapter(target, settings, http)
-        answer = adapter.final(system, user, settings.validation_retries, usage, CompareAnswer)
-    finally:
-        http.close()
-    usage.turns += 1
-    return answer
+    deadline = Deadline.after(settings.deadline_s)
+    parts: dict[str, Any] = {}
+
+    def call() -> CompareAnswer:
+        if target.cli:
+            from engine.llm.claude_cli import run_claude_cli
+
+            return run_claude_cli(target, settings, system, user, log, usage, CompareAnswer, COMPARE_INSTRUCTION,
+                                  deadline=deadline)
+        from engine.llm.agent import guarded_client, make_adapter
+
+        http = parts["http"] = guarded_client(target, settings, deadline, log, env_secrets())
+        try:
+            adapter = make_adapter(target, settings, http)
+            answer = adapter.final(system, user, settings.validation_retries, usage, CompareAnswer)
+        finally:
+            http.close()
+        usage.turns += 1
+        return answer
+
+    result: CompareAnswer = run_with_deadline(call, deadline, parts)
+    return result
 
 
 __all__ = ["CompareAnswer", "build_compare_context", "explain_comparison", "ungrounded"]

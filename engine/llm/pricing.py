@@ -20,32 +20,33 @@ from pathlib import Path
 
 import tomllib
 
-from engine.llm.providers import LlmSettings, Target
+from engine.llm.providers import DEFAULT_HOSTS, LlmSettings, Target
 
 PRICES_FILE = Path(__file__).with_name("prices.toml")
 LOW_OUTPUT = 300
 HIGH_OUTPUT = 1_500
-_DEFAULT_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com",
-                  "gemini": "generativelanguage.googleapis.com"}
 
 
 @dataclass(frozen=True)
 class Price:
-    """US dollars per million input and output tokens."""
+    """US dollars per million input and output tokens (cached input: `cached_factor` × input)."""
 
     prefix: str
     input: float
     output: float
     as_of: str
+    cached_factor: float = 1.0
 
 
 def load_prices(path: Path = PRICES_FILE) -> dict[str, list[Price]]:
     """Provider -> prices, longest prefix first."""
     data = tomllib.loads(path.read_text(encoding="utf-8"))
+    factors = data.get("cached_input_factor", {})
     out: dict[str, list[Price]] = {}
     for row in data.get("price", []):
         out.setdefault(row["provider"], []).append(
-            Price(row["prefix"], float(row["input"]), float(row["output"]), str(data.get("as_of", "?"))))
+            Price(row["prefix"], float(row["input"]), float(row["output"]), str(data.get("as_of", "?")),
+                  float(row.get("cached_factor", factors.get(row["provider"], 1.0)))))
     for rows in out.values():
         rows.sort(key=lambda p: -len(p.prefix))
     return out
@@ -53,7 +54,8 @@ def load_prices(path: Path = PRICES_FILE) -> dict[str, list[Price]]:
 
 def price_for(target: Target, prices: dict[str, list[Price]] | None = None) -> Price | None:
     """The price of the target's model, or None (unknown model, on-prem server, claude CLI)."""
-    if target.base_url and _DEFAULT_HOSTS.get(target.provider, "\0") not in target.base_url:
+    host = DEFAULT_HOSTS.get(target.provider, "\0").split("://", 1)[-1]
+    if target.base_url and host not in target.base_url:
         return None  # a self-hosted or proxied endpoint: its price is not the provider's list price
     model = target.model.lower()
     for p in (prices if prices is not None else load_prices()).get(target.provider, []):
@@ -107,3 +109,14 @@ def estimate_run(first_input: int, exact: bool, target: Target, settings: LlmSet
     cost = lambda i, o: (i * price.input + o * price.output) / 1e6  # noqa: E731
     return Estimate(first_input, exact, input_low, input_high, output_low, output_high,
                     cost(input_low, output_low), cost(input_high, output_high), price)
+
+
+def cost_of(input_tokens: int, cached_tokens: int, output_tokens: int, target: Target,
+            prices: dict[str, list[Price]] | None = None) -> float | None:
+    """Estimated cost in US$ of the tokens a run used (cached input at its discount); None: unknown."""
+    price = None if target.cli else price_for(target, prices)
+    if price is None:
+        return None
+    cached = min(cached_tokens, input_tokens)
+    return ((input_tokens - cached) * price.input + cached * price.input * price.cached_factor
+            + output_tokens * price.output) / 1e6

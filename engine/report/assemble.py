@@ -18,7 +18,7 @@ from engine import __version__
 from engine.metrics.model import ProfileSummary
 from engine.ranks.model import CrossRank
 from engine.report.gains import gain_text
-from engine.report.llm_hook import LlmFailure, LlmOutcome
+from engine.report.llm_hook import LlmFailure, LlmOutcome, annotate, rules_only_provenance
 from engine.report.model import (
     REPORT_SCHEMA_VERSION,
     DeviceRow,
@@ -27,7 +27,6 @@ from engine.report.model import (
     Headline,
     KernelRow,
     KeyMetrics,
-    LlmProvenance,
     LlmReview,
     ProfileRef,
     Provenance,
@@ -300,7 +299,7 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: Run
     elif isinstance(llm_reason, LlmFailure):  # configured, tried and failed: a warning, not only a skip
         warnings.append(str(llm_reason))
     narrative = getattr(llm, "narrative", None) if llm is not None else None
-    llm_prov = llm.provenance if llm is not None else LlmProvenance(mode="rules_only", reason=llm_reason)
+    llm_prov = llm.provenance if llm is not None else rules_only_provenance(llm_reason)
     if llm_prov.log_path:
         llm_prov = llm_prov.model_copy(update={"log_path": scrub_path(llm_prov.log_path, run.keep_paths)})
     query_files: list[QueryFileTrace] = []
@@ -310,8 +309,10 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: Run
             if trace not in query_files:
                 query_files.append(trace)
     when = run.generated_at or datetime.now(timezone.utc)
+    # The LLM's marks (engine rank, reasons, rewritten parts) and the headline's note on the rules' primary.
+    hyps, headline = annotate(hyps, _headline(hyps, sum(1 for k in skipped if k.stage in ("summary", "rules"))), llm)
     return Report(
-        headline=_headline(hyps, sum(1 for k in skipped if k.stage in ("summary", "rules"))),
+        headline=headline,
         profiles=[_profile_ref(s, run.keep_paths) for s in summaries],
         primary_profile=primary,
         summary=key_metrics(main_summary),
@@ -325,7 +326,8 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: Run
         warnings=warnings,
         next_captures=_next_captures(hyps, skipped, max(len(summaries), max(
             (s.sync.process_count for s in summaries if s.sync is not None), default=1))),
-        llm=LlmReview(narrative=narrative, ungrounded_numbers=list(getattr(llm, "narrative_ungrounded", [])))
+        llm=LlmReview(narrative=narrative, ungrounded_numbers=list(getattr(llm, "narrative_ungrounded", [])),
+                      engine_order=list(getattr(llm, "engine_order", [])), moves=list(getattr(llm, "moves", [])))
         if narrative else None,
         cross_rank=_cross_block(cross),
         ranks=[RankRow(rank=rank_numbers[i] if rank_numbers is not None

@@ -162,11 +162,34 @@ class TracedEvidence(_Model):
     values: list[TracedValue]
 
 
+class RefinedPart(_Model):
+    """A part of a finding that the LLM stage rewrote (source llm), with the rule's original."""
+
+    part: Literal["description", "suggestion", "confidence"]
+    source: Literal["llm"] = "llm"
+    original: str = Field(description="the rule's text (or confidence) before the LLM's change")
+    reason: str
+
+
+class LlmMark(_Model):
+    """What the LLM stage did to one finding (None in a rules-only report)."""
+
+    engine_rank: int | None = Field(description="the rank the rules gave it; None: proposed by the LLM")
+    rank_reason: str | None = Field(None, description="why the LLM moved it against the engine's order")
+    refined: list[RefinedPart] = Field(default_factory=list)
+    speculative: bool = Field(False, description="LLM-proposed without a recoverable time the engine can "
+                                                 "recompute: no runtime fraction, no Amdahl bound")
+    fraction_basis: str | None = Field(None, description="LLM-proposed: what the engine computed the runtime "
+                                                         "fraction from")
+
+
 class ReportHypothesis(Hypothesis):
     """A ranked finding: the Hypothesis contract with every cited value traced to its source."""
 
     rank: int = Field(ge=1)
     evidence: list[TracedEvidence]  # type: ignore[assignment]
+    llm: LlmMark | None = Field(None, description="what the LLM stage changed (rank, rewritten parts); "
+                                                  "None: rules only")
 
 
 class Headline(_Model):
@@ -177,6 +200,8 @@ class Headline(_Model):
     bottleneck_type: str | None = None
     speedup_pct_upper: float | None = None
     claim: str | None = Field(None, description="the claim kind of that finding (recoverable, speculative, none)")
+    engine_primary_id: str | None = Field(None, description="the rules' first finding when the LLM ranked "
+                                                            "another one first (said in the text too)")
 
 
 class SkippedRow(_Model):
@@ -229,7 +254,19 @@ class LlmProvenance(_Model):
     tool_calls: int | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cached_input_tokens: int | None = Field(None, description="input tokens read from the provider's prompt cache")
+    estimated_cost_usd: float | None = Field(None, description="tokens used (also before a failure) × list price")
+    cost_basis: str | None = Field(None, description="the price the estimate used, or why there is none")
     log_path: str | None = None
+
+
+class RankMove(_Model):
+    """A finding the LLM ranked differently from the engine, and why."""
+
+    id: str
+    engine_rank: int = Field(ge=1)
+    llm_rank: int = Field(ge=1)
+    reason: str
 
 
 class LlmReview(_Model):
@@ -240,6 +277,8 @@ class LlmReview(_Model):
     ungrounded_numbers: list[str] = Field(
         default_factory=list, description="numbers in the narrative that match no fact of the summary, "
                                           "the candidates or a tool result (flagged; also in warnings[])")
+    engine_order: list[str] = Field(default_factory=list, description="the rules' order of the findings")
+    moves: list[RankMove] = Field(default_factory=list, description="findings the LLM moved, with reasons")
 
 
 class Provenance(_Model):

@@ -4,9 +4,10 @@ The real SDKs (and instructor on top of them) talk HTTP to it, so requests are s
 responses parsed exactly as in production. Each POST pops the next scripted reply; every request
 body is recorded for assertions. Replies are built with the helpers below in the wire shape of
 each API (Gemini: `models/{model}:generateContent` and `:countTokens`; Anthropic also
-`/v1/messages/count_tokens`). The server binds 127.0.0.1 on a random port, serves in a daemon
-thread and is shut down by `close()` (or the context manager); a missing script entry answers
-500 so a test can never hang.
+`/v1/messages/count_tokens`). Request headers are recorded too (`headers`, lower-cased names), so a
+test can assert which key reached which host. The server binds 127.0.0.1 on a random port, serves
+in a daemon thread and is shut down by `close()` (or the context manager); a missing script entry
+answers 500 so a test can never hang. `redirect(url)` answers 307 to another place.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class FakeLlmServer:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
+        self.headers: list[dict[str, str]] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -50,6 +52,7 @@ class FakeLlmServer:
                 except ValueError:
                     fake.requests.append({"_raw": raw.decode("utf-8", "replace")})
                 fake.paths.append(self.path)
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 reply = fake.script.pop(0) if fake.script else Reply({"error": "script exhausted"}, 500,
                                                                     {"x-should-retry": "false"})
                 if reply.delay_s:
@@ -96,7 +99,11 @@ class FakeLlmServer:
 
     def bodies_text(self) -> str:
         """All recorded request bodies as one string (for 'no raw name was sent' checks)."""
-        return "\n".join(json.dumps(r) for r in self.requests)
+        return "\n".join(json.dumps(r, ensure_ascii=False) for r in self.requests)
+
+    def keys_seen(self) -> list[str]:
+        """Every credential header value received (authorization, x-api-key, x-goog-api-key)."""
+        return [h[k] for h in self.headers for k in ("authorization", "x-api-key", "x-goog-api-key") if k in h]
 
 
 # ---- OpenAI Chat Completions wire shapes ----
@@ -152,6 +159,11 @@ def anthropic_answer(answer: dict[str, Any], tool_name: str = "LlmAnswer") -> Re
     return anthropic_tool_use(("toolu_final", tool_name, answer))
 
 
+def redirect(url: str) -> Reply:
+    """A 307 redirect to `url` (a client must not follow it with the key)."""
+    return Reply({}, 307, {"location": url})
+
+
 def error(status: int, message: str = "fake error", retry_after_ms: int | None = 1) -> Reply:
     """An API error reply (429 / 5xx are retried by the SDKs; retry-after-ms keeps tests fast)."""
     headers = {"retry-after-ms": str(retry_after_ms)} if retry_after_ms is not None else {}
@@ -172,6 +184,12 @@ def _gemini(parts: list[dict[str, Any]], finish: str = "STOP") -> Reply:
     return Reply({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish,
                                   "index": 0}],
                   "usageMetadata": _G_USAGE, "modelVersion": "fake", "responseId": "resp-1"})
+
+
+def gemini_malformed() -> Reply:
+    """A turn that ends with MALFORMED_FUNCTION_CALL (no content), as Gemini sends it."""
+    return Reply({"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL", "index": 0}],
+                  "usageMetadata": _G_USAGE, "modelVersion": "fake", "responseId": "resp-m"})
 
 
 def gemini_function_calls(*calls: tuple[str | None, str, dict[str, Any]], text: str = "") -> Reply:
@@ -204,3 +222,15 @@ def gemini_error(status: int, message: str = "fake error") -> Reply:
     """A Google API error body (429 RESOURCE_EXHAUSTED, 5xx INTERNAL/UNAVAILABLE are retried)."""
     names = {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 400: "INVALID_ARGUMENT"}
     return Reply({"error": {"code": status, "message": message, "status": names.get(status, "UNKNOWN")}}, status)
+
+
+def with_cached(reply: Reply, cached: int) -> Reply:
+    """The same reply, reporting `cached` input tokens read from the provider's prompt cache."""
+    body = json.loads(json.dumps(reply.body))
+    if "usageMetadata" in body:  # Gemini
+        body["usageMetadata"]["cachedContentTokenCount"] = cached
+    elif "choices" in body:  # OpenAI
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+    else:  # Anthropic: cached tokens come on top of input_tokens
+        body["usage"]["cache_read_input_tokens"] = cached
+    return Reply(body, reply.status, reply.headers, reply.delay_s)
