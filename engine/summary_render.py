@@ -72,8 +72,8 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
         for col in ("kernel", "count", "total", "mean", "std", "share", "grid", "block", "wave fill"):
             t.add_column(col)
         for k in s.kernels[:15]:
-            t.add_row((k.short_name or k.name)[:60], str(k.count), fmt_ns(k.total_ns), fmt_ns(k.mean_ns),
-                      fmt_ns(k.std_ns), fmt_pct(k.share_of_gpu_time_pct), str(k.grid), str(k.block),
+            t.add_row((k.display_name or k.short_name or k.name)[:60], str(k.count), fmt_ns(k.total_ns),
+                      fmt_ns(k.mean_ns), fmt_ns(k.std_ns), fmt_pct(k.share_of_gpu_time_pct), str(k.grid), str(k.block),
                       "n/a" if k.wave_fill_ratio is None else f"{k.wave_fill_ratio:.2f}")
         c.print(t)
     for g in s.idle_gaps:

@@ -257,3 +257,28 @@ def test_openmp_t4_pinning_bound_by_hand():
         c = by[key]
         assert c.bytes == 100 * 512_000_000 and c.pinned_rate_bps == 15_750_000_000
         assert c.pinned_estimate_ns == pytest.approx(100 * 512_000_000 / 15.75, rel=1e-6)   # 3.25 s
+
+
+def test_kernels_sharing_a_short_name_are_told_apart(real_profile):
+    s = summarize(real_profile)
+    labels = [k.display_name for k in s.kernels]
+    assert len(set(labels)) == len(labels), "every kernel has its own display name"
+    by_short: dict[str, list[str]] = defaultdict(list)
+    for k in s.kernels:
+        by_short[k.short_name or k.name].append(k.display_name or "")
+    for short, names in by_short.items():
+        assert all(n.startswith(short) for n in names)
+        if len(names) == 1:
+            assert names == [short]          # a unique short name is shown as it is
+
+
+def test_cloverleaf_functors_name_their_kernels():
+    from conftest import SHARED_PROFILES
+
+    p = SHARED_PROFILES / "nsys" / "nsys2024.5_cloverleaf_a100.sqlite"
+    if not p.is_file():
+        pytest.skip(f"{p} not present")
+    labels = {k.display_name for k in summarize(p).kernels}
+    # nine templates shorten to par_ranged2d_kernel; the functor each one runs tells them apart
+    for functor in ("PdV_kernel", "accelerate_kernel", "viscosity_kernel", "ideal_gas_kernel"):
+        assert any(lb and lb.startswith(f"par_ranged2d_kernel<{functor}>") for lb in labels), functor

@@ -184,7 +184,11 @@ def candidates(rule_result: Any) -> list[dict[str, Any]]:
 
 
 def kernel_label(k: Any, collisions: Counter[str]) -> str:
-    """Short name, unless several kernels share it: then the full name (distinguishing specialisations)."""
+    """Short name, unless several kernels share it: then the full name (distinguishing specialisations).
+
+    The summary's display name (what tells kernels with one short name apart) is kept beside it by
+    the caller; the model gets the full name so that it can quote what the profile says.
+    """
     short = k.short_name or k.name
     return k.name if collisions[short] > 1 else short
 
@@ -200,7 +204,9 @@ def capture_status(summary: Any) -> dict[str, Any]:
 def build_context(summary: Any, rule_result: Any, ranks: list[Any] | None = None) -> dict[str, Any]:
     """The compact context document (before redaction); `ranks`: per-rank rows of a multi-rank run."""
     collisions = Counter((k.short_name or k.name) for k in summary.kernels)
-    kernels = [{"name": Datum(kernel_label(k, collisions)), "count": k.count, "total_ns": k.total_ns,
+    kernels = [{"name": Datum(kernel_label(k, collisions)), **({"label": Datum(k.display_name)}
+                if getattr(k, "display_name", None) and collisions[k.short_name or k.name] > 1 else {}),
+                "count": k.count, "total_ns": k.total_ns,
                 "mean_ns": round(k.mean_ns), "share_of_gpu_time_pct": _r(k.share_of_gpu_time_pct)}
                for k in summary.kernels[:TOP_KERNELS]]
     metrics = key_metrics(summary)

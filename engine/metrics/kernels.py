@@ -12,7 +12,8 @@ Names come from the small kernel_names relation.
 
 from __future__ import annotations
 
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from typing import Any
 
 import numpy as np
@@ -117,7 +118,58 @@ def kernel_stats(names: dict[int, tuple[str | None, str | None]], name_ids: np.n
             registers_per_thread=cfg["regs"], shared_bytes=cfg["shared"],
             wave_fill_ratio=wave_fill(grid, block, hw) if grid and block and hw else None))
     out.sort(key=lambda k: (-k.total_ns, k.name))
+    return with_display_names(out)
+
+
+def with_display_names(kernels: list[KernelStats]) -> list[KernelStats]:
+    """Give every kernel a display name that tells it apart from the others (kernels in rank order).
+
+    A short name is enough when only one kernel has it. Templates that shorten to the same name
+    (`par_ranged2d_kernel` nine times, one per functor; PyTorch's `elementwise_kernel` once per op)
+    keep what tells them apart: the first identifier of their template arguments that the others of
+    the group do not all share (`par_ranged2d_kernel<PdV_kernel>`, `elementwise_kernel<MulFunctor>`),
+    and where even that repeats, a number in rank order (`par_ranged2d_kernel<PdV_kernel> #2`).
+    """
+    short = [k.short_name or k.name for k in kernels]
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, sname in enumerate(short):
+        groups[sname].append(i)
+    labels = list(short)
+    for sname, members in groups.items():
+        if len(members) < 2:
+            continue
+        tokens = [_tokens(kernels[i].name) for i in members]
+        common = set.intersection(*(set(t) for t in tokens))
+        for i, toks in zip(members, tokens, strict=True):
+            tell = next((t for t in toks if t not in common), None)
+            if tell:
+                labels[i] = f"{sname}<{tell}>"
+    twice = {lb for lb, n in Counter(labels).items() if n > 1}
+    seen: Counter[str] = Counter()
+    out = []
+    for k, label in zip(kernels, labels, strict=True):
+        if label in twice:
+            seen[label] += 1
+            label = f"{label} #{seen[label]}"
+        out.append(k.model_copy(update={"display_name": label}))
     return out
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Words of C++ signatures that never tell two specialisations apart.
+_GENERIC = frozenset({"void", "int", "unsigned", "long", "short", "char", "bool", "float", "double", "half",
+                      "const", "volatile", "struct", "class", "typename", "auto", "lambda", "instance", "T",
+                      "std", "at", "native", "c10", "detail", "cuda", "cub", "thrust", "cutlass", "anonymous",
+                      "namespace", "signed", "size_t", "int64_t", "int32_t", "uint32_t", "uint64_t"})
+_TYPE_PARAM = re.compile(r"T\d*")
+
+
+def _tokens(name: str) -> list[str]:
+    """Identifiers of the template arguments and parameters, in order, without generic words."""
+    lt = name.find("<")
+    paren = name.find("(")
+    tail = name[lt + 1:] if lt >= 0 else (name[paren + 1:] if paren >= 0 else "")
+    return [t for t in _IDENT.findall(tail) if t not in _GENERIC and not _TYPE_PARAM.fullmatch(t)]
 
 
 def _modal_configs(name_ids: np.ndarray, gx: np.ndarray, gyz: np.ndarray,

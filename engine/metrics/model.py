@@ -190,6 +190,9 @@ class KernelStats(_Model):
 
     name: str
     short_name: str | None = None
+    display_name: str | None = Field(
+        None, description="the short name, plus what tells it apart when several kernels share it "
+                          "(first template argument, then a number in rank order)")
     devices: list[int] = Field(default_factory=list)
     count: int
     total_ns: int

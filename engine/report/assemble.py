@@ -167,7 +167,7 @@ def key_metrics(s: ProfileSummary) -> KeyMetrics:
         mpi_pct_of_span=s.mpi.pct_of_span if s.mpi else None,
         profiler_overhead_pct_of_span=s.overhead.pct_of_span if s.overhead else None,
         devices=_device_rows(s),
-        top_kernels=[KernelRow(name=k.short_name or k.name, count=k.count, total_ns=k.total_ns,
+        top_kernels=[KernelRow(name=k.display_name or k.short_name or k.name, count=k.count, total_ns=k.total_ns,
                                mean_ns=k.mean_ns, share_of_gpu_time_pct=k.share_of_gpu_time_pct)
                      for k in s.kernels[:TOP_KERNELS]],
         kernel_names_total=len(s.kernels),
