@@ -1,0 +1,84 @@
+"""Keep rows outside a relation's domain away from the metrics, and count them.
+
+Each canonical relation is read through a wrapper around its query file's SELECT:
+
+    SELECT <columns, text ones CAST AS TEXT> FROM (<query file>)
+    WHERE <fast> OR ((<check 1> OR pa_domain_reject('kernels', 0, <row key>)) AND (<check 2> OR ...))
+
+so every consumer (numpy scans, SQL aggregates, phase detection) sees the same rows, and a row
+failing a check (engine.profile.canonical.DOMAINS: timestamps that are not numbers in
+[0, 2^62) ns, a NULL device, negative bytes, ...) is dropped. SQLite evaluates `OR` left to right
+and stops at the first true operand: almost every row passes `fast` (a few comparisons, about 0.1 s
+per million rows read), the checks run only for the others, and `pa_domain_reject` only for failing
+rows, so the count needs no pass of its own. It records the failing row's key
+(a set, so a relation read by several statements or threads is counted once per distinct row)
+and returns 0, which drops the row. The log is shared by every connection bound to one QuerySet,
+and `notes()` turns it into the summary's warnings.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from engine.profile.canonical import DOMAINS, RELATIONS
+
+REJECT_FUNCTION = "pa_domain_reject"
+# Distinct failing rows remembered per relation and check; beyond this the count says "at least".
+MAX_KEYS = 1_000_000
+# Columns identifying a failing row (those a relation has), so repeated reads count it once.
+_KEY_COLUMNS = ("row_id", "pid", "tid", "device", "stream", "start", "end", "name_id", "key",
+                "correlation_id")
+
+
+class DomainLog:
+    """Distinct rows each relation dropped, per failed check (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._keys: dict[tuple[str, int], set[tuple[object, ...]]] = {}
+        self._lock = threading.Lock()
+
+    def reject(self, relation: str, check: int, *key: object) -> int:
+        """SQL function body: remember the failing row; 0 drops it from the relation."""
+        with self._lock:
+            keys = self._keys.setdefault((relation, check), set())
+            if len(keys) < MAX_KEYS:
+                keys.add(key)
+        return 0
+
+    def counts(self) -> dict[str, list[tuple[str, int]]]:
+        """{relation: [(check label, distinct rows dropped), ...]} in relation and check order."""
+        with self._lock:
+            snapshot = {k: len(v) for k, v in self._keys.items()}
+        out: dict[str, list[tuple[str, int]]] = {}
+        for relation, domain in DOMAINS.items():
+            for i, check in enumerate(domain.checks):
+                n = snapshot.get((relation, i), 0)
+                if n:
+                    out.setdefault(relation, []).append((check.label, n))
+        return out
+
+    def notes(self) -> list[str]:
+        """One warning per relation that dropped rows, naming the checks and counts."""
+        notes = []
+        for relation, items in self.counts().items():
+            total = sum(n for _, n in items)
+            parts = "; ".join(f"{n} {label}" for label, n in items)
+            at_least = "at least " if any(n >= MAX_KEYS for _, n in items) else ""
+            notes.append(f"{relation}: {at_least}{total} row(s) outside the relation's domain were dropped "
+                         f"before any metric ({parts}; see docs/relations.md)")
+        return notes
+
+
+def domain_sql(relation: str, body: str) -> str:
+    """The query file's SELECT wrapped in the relation's domain checks and text casts."""
+    cols = RELATIONS[relation]
+    select = ", ".join(f'CAST("{c.name}" AS TEXT) AS "{c.name}"' if c.type == "text" else f'"{c.name}"'
+                       for c in cols)
+    names = {c.name for c in cols}
+    key = ", ".join(f'"{c}"' for c in _KEY_COLUMNS if c in names)
+    domain = DOMAINS[relation]
+    where = " AND ".join(f"(({check.sql}) OR {REJECT_FUNCTION}('{relation}', {i}, {key}))"
+                         for i, check in enumerate(domain.checks))
+    if where and domain.fast:
+        where = f"({domain.fast}) OR ({where})"
+    return f"SELECT {select} FROM (\n{body}\n)" + (f" WHERE {where}" if where else "")
