@@ -101,11 +101,9 @@ def check_template(text: str) -> set[str]:
         raise ValueError(f"template syntax error: {exc.message} (line {exc.lineno})") from None
     except (RecursionError, MemoryError):
         raise ValueError("template nested too deeply") from None
-    for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
-        if isinstance(node, nodes.Getattr):
-            key = node.attr
-        else:
-            key = node.arg.value if isinstance(node.arg, nodes.Const) else None
+    keys: list[object] = [n.attr for n in ast.find_all(nodes.Getattr)]
+    keys += [n.arg.value for n in ast.find_all(nodes.Getitem) if isinstance(n.arg, nodes.Const)]
+    for key in keys:
         if isinstance(key, str) and key.startswith("_"):
             raise ValueError(f"template reads {key!r}: names starting with '_' are not allowed")
     return set(meta.find_undeclared_variables(ast))
