@@ -47,8 +47,6 @@ def plan_output(output: Path | None, extension: str, inputs: Sequence[Path] = ()
     """Check `-o` before any work; return where the rendering will go (module docs)."""
     if output is None or str(output) == "-":
         return Output(None)
-    if str(output).endswith(os.sep):
-        raise UserError(f"-o {output}: names a directory; give a file name")
     st = _stat(output)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise UserError(f"-o {output}: is a directory; give a file name (e.g. {output / ('report' + extension)})")

@@ -291,7 +291,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         phases=(phases_job.result() if phases_job is not None else phases_now() if has_span else None),
         skipped=skipped, warnings=warnings)
     _degraded_capture_checks(rel, summary, api)
-    summary.warnings += rel.query_set.domain_log.notes()  # rows the relations' domain checks dropped
+    summary.warnings += rel.domain_notes()  # rows the relations' domain checks dropped
     return summary
 
 

@@ -8,6 +8,7 @@ EXPORT_SCHEMA_VERSION and EXPORT_PRODUCT_VERSION; files from before 2021 carry n
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,8 @@ from engine.errors import UserError
 from engine.profile.open import read_error
 
 SUPPORTED_ROCPD_MAJORS = (3,)
+# A schema version: up to four dot-separated numbers of up to six digits ("3.13.2").
+_VERSION = re.compile(r"\d{1,6}(\.\d{1,6}){0,3}")
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ def _detect(conn: sqlite3.Connection, path: Path) -> ProfileFormat:
             if not version:
                 raise UserError(f"{path}: {table} has no EXPORT_SCHEMA_VERSION; not a complete "
                                 "Nsight Systems export")
+            if not _VERSION.fullmatch(version):
+                raise UserError(f"{path}: EXPORT_SCHEMA_VERSION {version[:40]!r} is not a schema version "
+                                "(numbers separated by dots)")
             return ProfileFormat("nsys", "nvidia", version, meta.get("EXPORT_PRODUCT_VERSION"))
     if "rocpd_metadata" in names:
         meta = _kv(conn, "SELECT tag, value FROM rocpd_metadata")

@@ -35,7 +35,13 @@ class DomainLog:
 
     def __init__(self) -> None:
         self._keys: dict[tuple[str, int], set[tuple[object, ...]]] = {}
+        self._exact: dict[str, list[int]] = {}
         self._lock = threading.Lock()
+
+    def set_counts(self, relation: str, counts: list[int]) -> None:
+        """Counts per check from count_sql; they replace what reading the relation recorded."""
+        with self._lock:
+            self._exact[relation] = list(counts)
 
     def reject(self, relation: str, check: int, *key: object) -> int:
         """SQL function body: remember the failing row; 0 drops it from the relation."""
@@ -49,6 +55,7 @@ class DomainLog:
         """{relation: [(check label, distinct rows dropped), ...]} in relation and check order."""
         with self._lock:
             snapshot = {k: len(v) for k, v in self._keys.items()}
+            snapshot.update({(r, i): n for r, ns in self._exact.items() for i, n in enumerate(ns)})
         out: dict[str, list[tuple[str, int]]] = {}
         for relation, domain in DOMAINS.items():
             for i, check in enumerate(domain.checks):
@@ -67,6 +74,19 @@ class DomainLog:
             notes.append(f"{relation}: {at_least}{total} row(s) outside the relation's domain were dropped "
                          f"before any metric ({parts}; see docs/relations.md)")
         return notes
+
+
+def count_sql(relation: str, body: str) -> str | None:
+    """One query counting the rows of `body` each check drops (a row counts for its first failed check)."""
+    checks = DOMAINS[relation].checks
+    if not checks:
+        return None
+    sums = []
+    for i, check in enumerate(checks):
+        passed = "".join(f"({c.sql}) AND " for c in checks[:i])
+        sums.append(f"coalesce(sum(CASE WHEN {passed}NOT ({check.sql}) THEN 1 ELSE 0 END), 0)")
+    fast = DOMAINS[relation].fast
+    return f"SELECT {', '.join(sums)} FROM (\n{body}\n)" + (f" WHERE NOT coalesce({fast}, 0)" if fast else "")
 
 
 def domain_sql(relation: str, body: str) -> str:

@@ -14,21 +14,23 @@ view) or runs past the connection's time limit becomes one UserError line naming
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from engine import sandbox
 from engine.errors import UserError
-from engine.profile.canonical import MAX_DURATION_NS, MAX_TIMESTAMP_NS, RELATIONS, column_names
+from engine.profile.canonical import DOMAINS, MAX_DURATION_NS, MAX_TIMESTAMP_NS, RELATIONS, column_names
 from engine.profile.detect import object_names
-from engine.profile.domain import REJECT_FUNCTION, domain_sql
+from engine.profile.domain import REJECT_FUNCTION, count_sql, domain_sql
 from engine.profile.open import read_error
 from engine.profile.queryset import QueryFile, QuerySet
 
@@ -65,10 +67,16 @@ def _table_columns(conn: sqlite3.Connection, table: str) -> set[str]:
 _QUERY_SANDBOX = sandbox.sandbox(autoescape=False)
 
 
+@functools.lru_cache(maxsize=256)
+def _compiled_query(body: str) -> Any:
+    """A query file's Jinja compiled once per process (a profile binds its relations three times)."""
+    return _QUERY_SANDBOX.from_string(body)
+
+
 def render_query(qf: QueryFile, has_table: Callable[[str], bool], has_column: Callable[[str, str], bool]) -> str:
     """Render a query file's Jinja in the sandbox, where has_table and has_column are the only names."""
     try:
-        template = _QUERY_SANDBOX.from_string(qf.body)
+        template = _compiled_query(qf.body)
         return sandbox.render_bounded(template, {"has_table": has_table, "has_column": has_column},
                                       seconds=QUERY_TEMPLATE_SECONDS, max_chars=4 * len(qf.body) + 65536)
     except sandbox.TEMPLATE_FAILURES as exc:
@@ -83,6 +91,7 @@ class Relations:
     query_set: QuerySet
     sql_by_relation: dict[str, str] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
+    raw_sql_by_relation: dict[str, str] = field(default_factory=dict)   # the query files' own SELECTs
 
     @classmethod
     def bind(cls, conn: sqlite3.Connection, query_set: QuerySet) -> Relations:
@@ -115,8 +124,23 @@ class Relations:
             sql = render_query(qf, has_table=lambda t: t in names,
                                has_column=lambda t, c: c in columns(t))
             _check_output_columns(conn, qf, sql)
+            rel.raw_sql_by_relation[relation] = sql
             rel.sql_by_relation[relation] = domain_sql(relation, sql)
         return rel
+
+    def domain_notes(self) -> list[str]:
+        """Warnings for the rows the domain checks dropped (call once every metric has read its relations).
+
+        The relations marked counted_apart are counted here, one query each (engine.profile.domain).
+        """
+        for relation, domain in DOMAINS.items():
+            sql = count_sql(relation, self.raw_sql_by_relation[relation]) \
+                if domain.counted_apart and relation in self.raw_sql_by_relation else None
+            if sql is not None:
+                with self.reading(f"{TABLE_PREFIX}{relation}"):
+                    row = self.conn.execute(sql).fetchone()
+                self.query_set.domain_log.set_counts(relation, [int(n) for n in row])
+        return self.query_set.domain_log.notes()
 
     @contextmanager
     def reading(self, sql: str) -> Iterator[None]:

@@ -20,6 +20,7 @@ is a TTY); nothing else writes escape codes.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -181,8 +182,12 @@ class _SafeLoader(jinja2.BaseLoader):
         raise jinja2.TemplateNotFound(template)
 
 
+@functools.lru_cache(maxsize=16)
 def make_env(templates_dir: Path | None = None, color: bool = False) -> jinja2.Environment:
-    """The sandboxed Jinja environment: site templates first, then the bundled ones."""
+    """The sandboxed Jinja environment: site templates first, then the bundled ones.
+
+    Cached per (directory, colour): compiled templates are kept, and recompiled when a file changes.
+    """
     paths = [templates_dir] if templates_dir is not None else []
     paths.append(data_dir("templates"))
     env = sandbox.sandbox(loader=_SafeLoader(paths), autoescape=_autoescape, trim_blocks=True,

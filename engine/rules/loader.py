@@ -17,6 +17,7 @@ stays under MAX_EVALUATION_NODES.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -164,9 +165,13 @@ def _json_path(parts: Sequence[Any]) -> str:
     return ".".join(str(p) for p in parts) or "(top level)"
 
 
+# libyaml's loader when PyYAML was built with it (ten times faster), else the pure-Python one.
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _load_yaml(text: str, display: str) -> Any:
     """safe_load with bounded alias expansion and nesting (module docs)."""
-    loader = yaml.SafeLoader(text)
+    loader = _SAFE_LOADER(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -235,6 +240,13 @@ def _non_finite(value: Any, where: str = "") -> str | None:
     return None
 
 
+@lru_cache(maxsize=32)
+def _read_builtin_pack(path: Path, display: str, stamp: tuple[int, int]) -> dict[str, Any]:
+    """A built-in pack parsed and validated once per process (stamp: its mtime and size)."""
+    del stamp
+    return read_pack(path, display)
+
+
 def read_pack(path: Path, display: str) -> dict[str, Any]:
     """Parse and schema-validate one pack file; errors name the file, the rule id and the field."""
     try:
@@ -301,7 +313,7 @@ def _compile(src: Any, display: str, rule: str | None, fld: str) -> Expr:
         raise _err(display, rule, fld, str(exc)) from None
 
 
-def _template(text: str, display: str, rule: str, fld: str) -> set[str]:
+def _template(text: str, display: str, rule: str, fld: str) -> frozenset[str]:
     try:
         return check_template(text)
     except ValueError as exc:
@@ -468,7 +480,11 @@ def load_ruleset(site_packs: Sequence[Path] = (), keep_paths: bool = False) -> R
         p = Path(p)
         sources.append((p, str(p.resolve()) if keep_paths else p.name, False))
     for order, (path, display, builtin) in enumerate(sources):
-        data = read_pack(path, display)
+        if builtin:
+            st = path.stat()
+            data = copy.deepcopy(_read_builtin_pack(path, display, (st.st_mtime_ns, st.st_size)))
+        else:
+            data = read_pack(path, display)
         _apply_pack(rs, data, display, builtin)
         rs.packs.append(PackRef(name=data["pack"], path=display,
                                 sha256=hashlib.sha256(path.read_bytes()).hexdigest(),

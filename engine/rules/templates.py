@@ -12,6 +12,7 @@ rendering is one UserError line quoting it, never a traceback.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from jinja2 import StrictUndefined, TemplateSyntaxError, meta, nodes
@@ -89,7 +90,8 @@ _ENV = sandbox.sandbox(undefined=StrictUndefined, autoescape=False, keep_trailin
 _ENV.filters.update(FILTERS)
 
 
-def check_template(text: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def check_template(text: str) -> frozenset[str]:
     """Parse a template and return the top-level names it uses; raise ValueError on bad syntax.
 
     Attribute or key names starting with `_` are refused here, at load time, rather than by the
@@ -106,13 +108,18 @@ def check_template(text: str) -> set[str]:
     for key in keys:
         if isinstance(key, str) and key.startswith("_"):
             raise ValueError(f"template reads {key!r}: names starting with '_' are not allowed")
-    return set(meta.find_undeclared_variables(ast))
+    return frozenset(meta.find_undeclared_variables(ast))
+
+
+@lru_cache(maxsize=4096)
+def _compiled(text: str) -> Any:
+    return _ENV.from_string(text)
 
 
 def render(text: str, context: dict[str, Any]) -> str:
     """Render a template in the sandbox; missing names raise (they were checked at load time)."""
     try:
-        return sandbox.render_bounded(_ENV.from_string(text), context, seconds=TEMPLATE_SECONDS).strip()
+        return sandbox.render_bounded(_compiled(text), context, seconds=TEMPLATE_SECONDS).strip()
     except sandbox.TEMPLATE_FAILURES as exc:
         snippet = " ".join(text.split())[:80]
         raise UserError(f"rule pack template {snippet!r} failed: {sandbox.describe(exc)}") from None
