@@ -34,3 +34,25 @@ def test_case(case: cases.Case, corpus_dir: Path) -> None:
     out = run_case(case, d)
     found = problems(case, out, d)
     assert not found, f"{case.name}: " + "; ".join(found) + f"\nstdout: {out.stdout[-600:]}\nstderr: {out.stderr}"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 15 'a finding never rests on a relation that was skipped': with StringIds dropped, the "
+    "kernels and api_calls relations are skipped, yet idle gaps are labelled cpu_stall "
+    "(engine/metrics/activity.py) and GPU-IDLE-001 fires on them. Owned by the metrics/rules rewrite "
+    "(issue 12); remove this marker when it passes."))
+def test_no_finding_rests_on_a_skipped_relation(corpus_dir: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from engine.cli import main
+
+    profile = corpus_dir / "stringids_dropped" / "p.sqlite"
+    r = CliRunner().invoke(main, ["analyze", "--no-llm", "-f", "json", str(profile)])
+    doc = json.loads(r.stdout)
+    skipped = {s["what"] for s in doc["skipped"]}
+    assert {"kernels", "api_calls"} <= skipped
+    for h in doc["hypotheses"]:
+        cited = {v["name"] for e in h["evidence"] for v in e["values"]}
+        assert not cited & {"host_stall_gap_frac", "host_idle_frac", "idle_frac"}, h["rule_id"]

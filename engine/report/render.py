@@ -146,7 +146,8 @@ def md_code(value: Any, cell: bool = False) -> str:
     fence = "`" * (longest + 1)
     if not text.strip(" "):
         return f"{fence}{text or ' '}{fence}"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    # CommonMark strips one space from each end when both ends have one: pad so it strips ours.
+    pad = " " if text.startswith("`") or text.endswith("`") or (text[0] == " " and text[-1] == " ") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
 

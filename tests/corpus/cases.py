@@ -27,7 +27,8 @@ Builder = Callable[[Path], None]
 
 # Strings a hostile profile plants. Each must stay inert everywhere pa writes it.
 ESC = "evil\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\\x1b[2J\x9b31m\u202eenil\rX"
-MARKDOWN = "[pwn](http://evil.example) ![img](http://evil.example/x.png) <b>bold</b> *em* `tick` www.evil.example a@b.co"
+MARKDOWN = ("[pwn](http://evil.example) ![img](http://evil.example/x.png) <b>bold</b> *em* `tick` "
+            "www.evil.example a@b.co")
 RICH = "[bold]k[/bold][/] [link=http://evil.example]x[/link]"
 JINJA = "{{ cycler.__init__.__globals__.os.system('touch CANARY') }}{% for i in range(9) %}"
 HOSTILE_STRINGS = (ESC, MARKDOWN, RICH, JINJA)

@@ -13,8 +13,8 @@ from pathlib import Path
 from unittest import mock
 
 from click.testing import CliRunner
-from corpus.cases import BASES, NEVER_IN_OUTPUT, Case, canary
 
+from corpus.cases import BASES, NEVER_IN_OUTPUT, Case, canary
 from engine.cli import main
 
 
@@ -129,7 +129,7 @@ def problems(case: Case, out: Outcome, d: Path) -> list[str]:
             found.append(f"stderr line is not a pa error: {lines[0][:200]!r}")
         elif case.error and case.error not in lines[0]:
             found.append(f"error line lacks {case.error!r}: {lines[0][:300]!r}")
-        if lines and any(ch in lines[0] for ch in NEVER_IN_OUTPUT + ("\n",)):
+        if lines and any(ch in lines[0] for ch in (*NEVER_IN_OUTPUT, "\n")):
             found.append("the error line carries a control character")
     else:
         bad = [ln for ln in lines if "error" in ln.lower() and not ln.startswith("warning")]
