@@ -104,9 +104,10 @@ def fmt_range(lower: float | None, upper: float | None) -> str:
 
 
 # Characters that can open a Markdown (CommonMark + GitHub) construct anywhere in a line: links and
-# images, emphasis and strikethrough, code spans, raw HTML and autolinks, entities, table cells.
+# images (`[`: an image needs `![`), emphasis and strikethrough, code spans, raw HTML and autolinks
+# (`<`), entities, table cells. `>` and `!` are harmless once `<` and `[` are escaped.
 # An underscore inside a word never starts emphasis (CommonMark), so snake_case names stay as typed.
-_MD_INLINE = re.compile(r"([\\`*\[\]<>!|~&{}]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
+_MD_INLINE = re.compile(r"([\\`*\[\]<|~&]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
 # ... and at the start of a block: headings, quotes, lists, setext underlines, fences.
 _MD_BLOCK_START = re.compile(r"^(\s*)(?:([#>+\-=])|(\d+)([.)]))")
 # GitHub's bare autolinks: scheme://, www., e-mail addresses.
