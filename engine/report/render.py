@@ -184,12 +184,22 @@ class _SafeLoader(jinja2.BaseLoader):
         raise jinja2.TemplateNotFound(template)
 
 
-@functools.lru_cache(maxsize=16)
 def make_env(templates_dir: Path | None = None, color: bool = False) -> jinja2.Environment:
     """The sandboxed Jinja environment: site templates first, then the bundled ones.
 
-    Cached per (directory, colour): compiled templates are kept, and recompiled when a file changes.
+    The bundled-only environment is built once per colour setting, so its templates are compiled
+    once per process; with a site directory a fresh one is built each time (a site template may
+    appear in front of a bundled one that an older environment has cached).
     """
+    return _bundled_env(color) if templates_dir is None else _new_env(templates_dir, color)
+
+
+@functools.lru_cache(maxsize=2)
+def _bundled_env(color: bool) -> jinja2.Environment:
+    return _new_env(None, color)
+
+
+def _new_env(templates_dir: Path | None, color: bool) -> jinja2.Environment:
     paths = [templates_dir] if templates_dir is not None else []
     paths.append(data_dir("templates"))
     env = sandbox.sandbox(loader=_SafeLoader(paths), autoescape=_autoescape, trim_blocks=True,
