@@ -213,10 +213,15 @@ def check_templates_dir(templates_dir: Path, names: Mapping[str, str] | None = N
     """`--templates DIR`, checked before any analysis: a directory whose templates pa can read."""
     if not templates_dir.is_dir():
         raise UserError(f"--templates {templates_dir}: not a directory")
+    env = _new_env(templates_dir, False)
     for name in (names or TEMPLATES).values():
         path = templates_dir / name
         if path.exists() or path.is_symlink():
-            read_text_file(path, MAX_TEMPLATE_BYTES, "template")
+            text = read_text_file(path, MAX_TEMPLATE_BYTES, "template")
+            try:
+                env.parse(text, name)   # a syntax error shows before the analysis, not after it
+            except sandbox.TEMPLATE_FAILURES as exc:
+                raise UserError(f"template {name}: {sandbox.describe(exc)}") from None
 
 
 def render_template(name: str, context: dict[str, Any], templates_dir: Path | None = None,
