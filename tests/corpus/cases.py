@@ -158,6 +158,19 @@ def sidecar_file(suffix: str, data: bytes) -> Builder:
     return build
 
 
+def host_to_host_rocpd(d: Path) -> None:
+    """A rocpd file with a host-to-host copy: its device is NULL (no GPU involved), not a GPU "-1"."""
+    from engine.synth.scenario import Copy, Device, Kernel, Process, Scenario
+
+    scen = Scenario(name="h2h", description="one host-to-host copy", devices=[Device(id=0)],
+                    processes=[Process(pid=100, name="app", threads={100: "main"})],
+                    kernels=[Kernel(pid=100, device=0, stream=1, start=i * 1000, end=i * 1000 + 500, name="k")
+                             for i in range(5)],
+                    copies=[Copy(pid=100, device=0, stream=2, start=30000, end=31000, bytes=1 << 20,
+                                 direction="HtoH", src_kind="pageable", dst_kind="pageable")])
+    write_rocpd(scen, d / "p.sqlite")
+
+
 def fifo(name: str = "p.sqlite") -> Builder:
     def build(d: Path) -> None:
         os.mkfifo(d / name)
@@ -407,6 +420,8 @@ def _profile_cases() -> list[Case]:
         stdout_has=(DOMAIN,))
     add("rocpd_copy_negative_size", SJ, 0, build=profile(
         "UPDATE {T:memory_copy} SET size = -5 WHERE rowid = 1;", base="rocpd"), stdout_has=("bytes negative",))
+    add("rocpd_host_to_host_copy", SJ, 0, build=host_to_host_rocpd, stdout_has=('"device_count": 1',),
+        stdout_lacks=('"id": -1',))
     add("stringids_dropped", A, 0, build=profile("DROP TABLE StringIds;"),
         stdout_has=("table StringIds absent",))
     add("kernel_table_dropped", A, 0, build=profile(f"DROP TABLE {K};"))
