@@ -18,6 +18,7 @@ and `notes()` turns it into the summary's warnings.
 
 from __future__ import annotations
 
+import re
 import threading
 
 from engine.profile.canonical import DOMAINS, RELATIONS
@@ -25,9 +26,17 @@ from engine.profile.canonical import DOMAINS, RELATIONS
 REJECT_FUNCTION = "pa_domain_reject"
 # Distinct failing rows remembered per relation and check; beyond this the count says "at least".
 MAX_KEYS = 1_000_000
-# Columns identifying a failing row (those a relation has), so repeated reads count it once.
-_KEY_COLUMNS = ("row_id", "pid", "tid", "device", "stream", "start", "end", "name_id", "key",
-                "correlation_id")
+
+
+def _key_columns(relation: str) -> list[str]:
+    """Columns identifying a failing row, so repeated reads count it once.
+
+    Only row_id and the columns the checks read anyway: naming a column a query file takes from a
+    LEFT JOIN (a rocpd kernel's correlation_id) would force SQLite to perform that join for every row.
+    """
+    names = [c.name for c in RELATIONS[relation]]
+    used = " ".join(c.sql for c in DOMAINS[relation].checks)
+    return [c for c in names if c == "row_id" or re.search(rf'\b{c}\b|"{c}"', used)]
 
 
 class DomainLog:
@@ -89,13 +98,22 @@ def count_sql(relation: str, body: str) -> str | None:
     return f"SELECT {', '.join(sums)} FROM (\n{body}\n)" + (f" WHERE NOT coalesce({fast}, 0)" if fast else "")
 
 
+# Text columns whose values the query files write as literals (CASE ... THEN 'HtoD'): no cast needed,
+# and a cast would cost a string copy on every read of columns that scans test row by row.
+_VOCABULARY_COLUMNS = frozenset({"kind", "direction", "src_kind", "dst_kind", "mem_kind", "sync_type", "key"})
+
+
 def domain_sql(relation: str, body: str) -> str:
-    """The query file's SELECT wrapped in the relation's domain checks and text casts."""
+    """The query file's SELECT wrapped in the relation's domain checks and text casts.
+
+    Text read from the profile (names, domains, bus locations, meta values) is cast to TEXT: a BLOB
+    or an integer stored where a name belongs must reach Python as a string.
+    """
     cols = RELATIONS[relation]
-    select = ", ".join(f'CAST("{c.name}" AS TEXT) AS "{c.name}"' if c.type == "text" else f'"{c.name}"'
+    select = ", ".join(f'CAST("{c.name}" AS TEXT) AS "{c.name}"'
+                       if c.type == "text" and c.name not in _VOCABULARY_COLUMNS else f'"{c.name}"'
                        for c in cols)
-    names = {c.name for c in cols}
-    key = ", ".join(f'"{c}"' for c in _KEY_COLUMNS if c in names)
+    key = ", ".join(f'"{c}"' for c in _key_columns(relation))
     domain = DOMAINS[relation]
     where = " AND ".join(f"(({check.sql}) OR {REJECT_FUNCTION}('{relation}', {i}, {key}))"
                          for i, check in enumerate(domain.checks))
