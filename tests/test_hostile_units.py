@@ -238,3 +238,24 @@ def test_a_template_that_would_run_for_hours_is_stopped():
     t = env.from_string("{% set s = 'x' * 5000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}")
     with pytest.raises(sandbox.TemplateBudgetError):
         sandbox.render_bounded(t, {}, seconds=0.1)
+
+
+def test_domain_checks_force_no_join_the_reader_does_not_need(tmp_path):
+    """The rocpd kernels query LEFT JOINs the events only for correlation_id: a reader of the launch
+    configuration must not pay for that join because of the domain wrapper (it once made it 25x slower)."""
+    from engine.profile.detect import detect
+    from engine.profile.open import open_readonly
+    from engine.profile.queryset import resolve
+    from engine.profile.relations import VALID, Relations
+    from engine.synth import scenarios
+    from engine.synth.rocpd_writer import write_rocpd
+
+    p = tmp_path / "r.db"
+    write_rocpd(scenarios.launch_bound(), p)
+    conn = open_readonly(p)
+    rel = Relations.bind(conn, resolve(*(lambda f: (f.format, f.schema_version))(detect(conn, p))))
+    plan = conn.execute("EXPLAIN QUERY PLAN " + rel.cte(f"SELECT DISTINCT grid_x FROM pa_kernels WHERE {VALID}"))
+    details = [row[3] for row in plan]
+    assert any("kernel_dispatch" in d for d in details)
+    assert not any(d.startswith("SEARCH e ") for d in details), details
+    conn.close()
