@@ -12,7 +12,8 @@ import click
 
 from engine import __version__
 from engine.cli_ranks import RankOptions, rank_options
-from engine.errors import one_line_errors
+from engine.controls import escape_controls, escape_json_controls
+from engine.errors import UserError, one_line_errors
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -42,7 +43,7 @@ def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, ranks: 
 
         result = summarize(files[0], keep_paths=keep_paths, max_phases=ranks.max_phases)
         if as_json:
-            click.echo(result.model_dump_json(indent=2))
+            click.echo(escape_json_controls(result.model_dump_json(indent=2)))
         else:
             from engine.summary_render import print_summary  # rich loads only for the table view
 
@@ -59,7 +60,7 @@ def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, ranks: 
     if as_json:
         doc = MultiRankSummary(ranks=[RankSummary(rank=r.rank, rank_source=r.rank_source, summary=r.summary)
                                       for r in rs.ranks], cross_rank=cr)
-        click.echo(doc.model_dump_json(indent=2))
+        click.echo(escape_json_controls(doc.model_dump_json(indent=2)))
     else:
         print_rank_summary(cr)
 
@@ -85,7 +86,8 @@ def queries(profile: Path | None) -> None:
         qs = resolve(detected.format, detected.schema_version)
     finally:
         conn.close()
-    click.echo(f"{profile.name}: {detected.format} schema {detected.schema_version} -> query set {qs.name}")
+    click.echo(escape_controls(f"{profile.name}: {detected.format} schema {detected.schema_version} "
+                               f"-> query set {qs.name}"))
     for relation, qf in sorted(qs.files.items()):
         inherited = "" if qf.version_dir == qs.version else f"  (inherited from {qf.version_dir})"
         click.echo(f"  {relation:<10} {qf.display_path}{inherited}")
@@ -113,8 +115,14 @@ def example(out: Path, scenario: str, fmt: str, list_only: bool) -> None:
     if scenario not in builders:
         raise click.BadParameter(f"unknown scenario {scenario!r}; choose from {', '.join(sorted(builders))}")
     scen = builders[scenario]()
-    if out.exists():
+    if out.is_dir() or str(out).endswith("/"):
+        raise UserError(f"{out}: is a directory; give a file name")
+    if out.exists() or out.is_symlink():
+        if not out.is_file() or out.is_symlink():
+            raise UserError(f"{out}: exists and is not a regular file; pa example replaces only regular files")
         out.unlink()
+    if not out.resolve().parent.is_dir():
+        raise UserError(f"{out}: directory {out.resolve().parent} does not exist")
     if fmt == "nsys":
         from engine.synth.nsys_writer import write_nsys
 

@@ -10,9 +10,7 @@ prints the generated report / summary JSON Schemas committed under schemas/.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ from typing import Any
 import click
 from pydantic import ValidationError
 
+from engine.cli_output import plan_output, write_output
 from engine.cli_ranks import Progress, RankOptions, expand, progress_bar, rank_options
 from engine.errors import InternalError, UserError, one_line_errors
 from engine.llm.cli_options import llm_cli_options
@@ -76,29 +75,6 @@ def choose_format(fmt: str | None, output: Path | None) -> str:
         if output.suffix.lower() in by_ext:
             return by_ext[output.suffix.lower()]
     return "text"
-
-
-def output_path(output: Path, fmt: str) -> Path:
-    """-o FILE as given, or with the format's extension when FILE has none."""
-    from engine.report.render import EXTENSIONS
-
-    return output if output.suffix else output.with_name(output.name + EXTENSIONS[fmt])
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write the whole rendering or nothing: a half-written report must never be left behind."""
-    parent = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)   # mkstemp creates 0600; a report is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (), keep_paths: bool = False,
@@ -165,7 +141,8 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "markdown", "html", "json"]),
               default=None, help="Output format (default: from -o's extension, else text).")
 @click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write the report to FILE (the format's extension is added when FILE has none).")
+              help="Write the report to FILE (the format's extension is added when FILE has none; "
+                   "- is standard output).")
 @click.option("--rules", "site_packs", multiple=True, type=click.Path(path_type=Path),
               help="Site rule pack (YAML), applied after the built-in packs; repeatable.")
 @click.option("--templates", "templates_dir", type=click.Path(path_type=Path), default=None,
@@ -187,23 +164,28 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     Several files, or a directory of rank files (report.*.sqlite, rank_*.db), are one multi-rank run:
     the rules see the primary rank (the idle-time outlier, or --primary-rank) and the cross-rank facts.
     """
-    from engine.report.render import render
+    from engine.report.render import EXTENSIONS, check_templates_dir, render
 
     started = time.monotonic()
-    is_tty = output is None and sys.stdout.isatty()
     fmt = choose_format(fmt, output)
-    with progress_bar(len(expand(profiles))) as progress:
+    files = expand(profiles)
+    # Everything that can be checked without the profile is checked before any analysis (and any
+    # LLM spend): where the report goes, and the site templates it will be rendered with.
+    out = plan_output(output, EXTENSIONS[fmt], inputs=[*files, *site_packs])
+    if templates_dir is not None:
+        check_templates_dir(templates_dir)
+    is_tty = out.is_stdout and sys.stdout.isatty()
+    with progress_bar(len(files)) as progress:
         doc = analyze_profiles(profiles, site_packs=site_packs, keep_paths=keep_paths, llm_enabled=not no_llm,
                                model=model, base_url=base_url, llm_extra=llm_extra,
                                command_line=["pa", *sys.argv[1:]],
                                started=started, ranks=ranks, progress=progress)
     text = render(doc, fmt, templates_dir=templates_dir, color=is_tty)
-    if output is None:
+    if out.path is None:
         click.echo(text, nl=False)
         return
-    path = output_path(output, fmt)
-    _write_atomically(path, text)
-    click.echo(f"wrote {path.name if not keep_paths else path} ({fmt})", err=True)
+    write_output(out, text)
+    click.echo(f"wrote {out.path.name if not keep_paths else out.path} ({fmt})", err=True)
 
 
 @click.command("schema", hidden=True)

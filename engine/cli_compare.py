@@ -8,7 +8,10 @@ from typing import Any
 import click
 
 from engine.errors import UserError, one_line_errors
+from engine.inputs import read_text_file
 from engine.llm.cli_options import COMPARE_OPTIONS, llm_cli_options_for
+
+MAX_SUMMARY_JSON_BYTES = 256 << 20
 
 
 def _load(path: Path, max_phases: int) -> Any:
@@ -19,8 +22,8 @@ def _load(path: Path, max_phases: int) -> Any:
 
     if path.suffix == ".json":
         try:
-            return ProfileSummary.model_validate_json(path.read_text())
-        except (OSError, ValidationError) as exc:
+            return ProfileSummary.model_validate_json(read_text_file(path, MAX_SUMMARY_JSON_BYTES, "summary JSON file"))
+        except ValidationError as exc:
             raise UserError(f"{path}: not a pa summary JSON file ({str(exc).splitlines()[0]})") from exc
     return summarize(path, max_phases=max_phases)
 
@@ -54,13 +57,18 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
     configured (as for `pa analyze`), one validated call explains the differences from the
     comparison's numbers only; numbers it cites that the comparison lacks are flagged.
     """
-    from engine.cli_analyze import _write_atomically, choose_format, output_path
+    from engine.cli_analyze import choose_format
+    from engine.cli_output import plan_output, write_output
     from engine.compare import compare as do_compare
     from engine.compare.llm_hook import explain
-    from engine.compare.render import render_comparison
+    from engine.compare.render import TEMPLATES, render_comparison
     from engine.compare.schema import validate_comparison
+    from engine.report.render import EXTENSIONS, check_templates_dir
 
     fmt = "json" if as_json and fmt is None else choose_format(fmt, output)
+    out = plan_output(output, EXTENSIONS[fmt], inputs=[before, after])   # before any analysis or LLM spend
+    if templates_dir is not None:
+        check_templates_dir(templates_dir, TEMPLATES)
     sb, sa = _load(before, max_phases), _load(after, max_phases)
     hb = ha = None
     if not no_rules:
@@ -74,9 +82,8 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
                           options={"model": model, "base_url": base_url, **llm_extra})
     result.llm, result.llm_reason = llm, reason
     text = render_comparison(validate_comparison(result), fmt, templates_dir=templates_dir)
-    if output is None:
+    if out.path is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
-    path = output_path(output, fmt)
-    _write_atomically(path, text)
-    click.echo(f"wrote {path.name} ({fmt})", err=True)
+    write_output(out, text)
+    click.echo(f"wrote {out.path.name} ({fmt})", err=True)

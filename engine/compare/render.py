@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.compare.model import Comparison
-from engine.errors import InternalError, UserError
-from engine.report.render import make_env
+from engine.controls import escape_controls_deep, escape_json_controls
+from engine.errors import UserError
+from engine.report.render import check_templates_dir, render_template
 
 TEMPLATES = {"text": "compare.txt.j2", "markdown": "compare.md.j2", "html": "compare.html.j2"}
 FORMATS = (*TEMPLATES, "json")
@@ -23,19 +24,14 @@ KEY_ROWS = 15
 def render_comparison(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None) -> str:
     """Render a validated comparison document in `fmt` (text, markdown, html or json)."""
     if fmt == "json":
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return escape_json_controls(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
     if fmt not in TEMPLATES:
         raise UserError(f"unknown comparison format {fmt!r}; choose from {', '.join(FORMATS)}")
-    if templates_dir is not None and not templates_dir.is_dir():
-        raise UserError(f"--templates {templates_dir}: not a directory")
-    env = make_env(templates_dir)
-    try:
-        return env.get_template(TEMPLATES[fmt]).render(cmp=doc, top=KEY_ROWS)
-    except Exception as exc:  # a template failure: the site's mistake or pa's bug, one line
-        where = getattr(exc, "filename", None) or TEMPLATES[fmt]
-        if templates_dir is not None and (templates_dir / TEMPLATES[fmt]).is_file():
-            raise UserError(f"template {Path(where).name}: {exc}") from exc
-        raise InternalError(f"bug in bundled template {Path(where).name}: {exc}") from exc
+    if templates_dir is not None:
+        check_templates_dir(templates_dir, TEMPLATES)
+    # Sandboxed like the report's templates; profile strings made inert (engine.report.render).
+    return render_template(TEMPLATES[fmt], {"cmp": escape_controls_deep(doc, keep_layout=True), "top": KEY_ROWS},
+                           templates_dir)
 
 
 def render_text(c: Comparison) -> str:

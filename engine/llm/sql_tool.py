@@ -56,6 +56,7 @@ from urllib.parse import quote
 
 from engine.llm.redact import Redactor, cap
 from engine.profile.canonical import RELATIONS
+from engine.profile.domain import REJECT_FUNCTION
 from engine.profile.open import check_file, open_readonly
 from engine.profile.relations import TABLE_PREFIX
 
@@ -121,6 +122,11 @@ class _Reads:
     data: bool = False  # the statement read one of pa's views or tables (set by the authorizer)
 
 
+def _drop_row(*_args: object) -> int:
+    """The domain checks' reject function in the SQL workspace: the row is dropped (0), not logged."""
+    return 0
+
+
 def _exe_name(command: str | None) -> str | None:
     """The executable's base name of a command line (never its arguments)."""
     if command is None:
@@ -156,6 +162,9 @@ class SqlSandbox:
         conn.execute("ATTACH DATABASE ? AS profile", (uri,))
         conn.create_function("pa_redact", 2, self._redact_fn, deterministic=True)
         conn.create_function("pa_exe", 1, _exe_name, deterministic=True)
+        # The views are the relations as the summary reads them, domain checks included: a row the
+        # summary dropped (engine.profile.domain) is dropped here too, without being counted again.
+        conn.create_function(REJECT_FUNCTION, -1, _drop_row, deterministic=True)
         for relation, sql in sql_by_relation.items():
             self._create_view(conn, relation, sql)
         for name, (cols, rows) in (engine_tables or {}).items():
@@ -168,7 +177,8 @@ class SqlSandbox:
         ours = set(self.views) | self._engine_lower
         if self.raw_tables:
             names = [n for n in names if n.lower().startswith(DENIED_TABLES)]
-        words = sorted({n for n in names if n.lower() not in ours} | {"pa_redact", "pa_exe"}, key=len, reverse=True)
+        own_functions = {"pa_redact", "pa_exe", REJECT_FUNCTION}
+        words = sorted({n for n in names if n.lower() not in ours} | own_functions, key=len, reverse=True)
         self._forbidden: re.Pattern[str] | None = re.compile(
             "|".join(rf"(?<![\w$]){re.escape(w)}(?![\w$])" for w in words), re.I) if words else None
         self._builtins = SafeBuiltins()

@@ -54,8 +54,9 @@ class DeviceActivity:
 
 def device_activity(kernels: Ops, copies: Ops, memsets: Ops) -> dict[int, DeviceActivity]:
     """Merged kernel/copy/memset/busy sets for each device that has any GPU operation."""
-    devices = sorted(set(np.unique(kernels.device)) | set(np.unique(copies.device))
-                     | set(np.unique(memsets.device)))
+    # A NULL device (read as -1) is a host-to-host copy that involves no GPU: no device's activity.
+    devices = sorted(d for d in set(np.unique(kernels.device)) | set(np.unique(copies.device))
+                     | set(np.unique(memsets.device)) if d >= 0)
     out: dict[int, DeviceActivity] = {}
     for d in devices:
         k, c, m = kernels.on(d), copies.on(d), memsets.on(d)

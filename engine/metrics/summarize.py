@@ -309,6 +309,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
                                  "mpi_calls": len(mpi_iv[0])}),
         skipped=skipped, warnings=warnings)
     _degraded_capture_checks(rel, summary, api)
+    summary.warnings += rel.domain_notes()  # rows the relations' domain checks dropped
     return summary
 
 

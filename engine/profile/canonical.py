@@ -9,6 +9,12 @@ from it.
 Units: integer nanoseconds for times, bytes for sizes, Hz for clocks, bytes/s for bandwidth.
 Grids count blocks (HIP work-item grids are divided by the workgroup size in the rocpd queries), and
 blocks count threads per block. Enumerations use the fixed vocabularies below.
+
+Each relation also has a *domain* (DOMAINS): checks every row must pass, such as "start and end are
+integers in [0, 2^62) ns". A row that fails one is dropped before any metric or rule sees it, and
+counted: the summary's warnings say how many rows of which relation failed which check (see
+engine.profile.relations). Text columns are read as text whatever the profile stored (a BLOB name
+becomes its UTF-8 reading, undecodable bytes U+FFFD).
 """
 
 from __future__ import annotations
@@ -184,6 +190,81 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("key", "text", "host_name, product_version, capture_start_utc, ..."),
         ("value", "text", "value as text"),
     ),
+}
+
+
+# Timestamps pa accepts: numbers in [0, 2^62) ns (about 146 years from the clock's zero, so no sum
+# or difference of two of them overflows a 64-bit integer), and no single record lasting longer than
+# 2^48 ns (about 3.3 days: longer than any capture pa has been asked to read).
+MAX_TIMESTAMP_NS = 1 << 62
+MAX_DURATION_NS = 1 << 48
+_M = MAX_TIMESTAMP_NS - 1
+
+
+@dataclass(frozen=True)
+class Check:
+    """One domain check: the condition (SQL over canonical columns) a row must meet, and its label."""
+
+    label: str   # what a failing row is, as the summary's warning says it
+    sql: str     # true for rows in the domain (never NULL)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A relation's domain: its checks, and `fast`, a cheaper condition that implies all of them.
+
+    Most rows pass `fast` (three comparisons), so the per-check conditions run only for the rare
+    row that does not: NULL ends of records still open, end < start, or a row about to be dropped.
+    tests/test_domains.py checks that `fast` never accepts a row some check rejects.
+
+    counted_apart: the relation is small and its readers filter it further (`WHERE start IS NOT
+    NULL AND ...`), which SQLite may apply before the domain checks; its dropped rows are counted by
+    one query of their own instead of while it is read (engine.profile.domain).
+    """
+
+    checks: tuple[Check, ...] = ()
+    fast: str | None = None
+    counted_apart: bool = False
+
+
+_TIMES = (
+    Check("start or end is not a number",
+          "typeof(start) IN ('integer', 'real', 'null') AND typeof(\"end\") IN ('integer', 'real', 'null')"),
+    Check("start or end outside [0, 2^62) ns",
+          f"(start IS NULL OR start BETWEEN 0 AND {_M}) AND (\"end\" IS NULL OR \"end\" BETWEEN 0 AND {_M})"),
+    Check("lasting longer than 2^48 ns (3.3 days)",
+          f"start IS NULL OR \"end\" IS NULL OR \"end\" - start <= {MAX_DURATION_NS}"),
+)
+_FAST_TIMES = f'start BETWEEN 0 AND {_M - MAX_DURATION_NS} AND "end" BETWEEN start AND start + {MAX_DURATION_NS}'
+_DEVICE = Check("device missing, not a number or negative", f"device IS NOT NULL AND device BETWEEN 0 AND {_M}")
+_FAST_DEVICE = f"device BETWEEN 0 AND {_M}"
+_BYTES = Check("bytes negative or not a number", f"bytes IS NULL OR bytes BETWEEN 0 AND {_M}")
+_FAST_BYTES = f"bytes BETWEEN 0 AND {_M}"
+_NAME_ID = Check("name_id missing or not a number", f"name_id IS NOT NULL AND name_id BETWEEN {-_M} AND {_M}")
+
+DOMAINS: dict[str, Domain] = {
+    "kernels": Domain((*_TIMES, _DEVICE), f"{_FAST_TIMES} AND {_FAST_DEVICE}"),
+    "kernel_names": Domain((_NAME_ID,), counted_apart=True),
+    # A host-to-host copy involves no GPU: its device may be NULL.
+    "copies": Domain((*_TIMES, Check(_DEVICE.label + " (other than a host-to-host copy)",
+                                     f"({_DEVICE.sql}) OR (device IS NULL AND direction = 'HtoH')"), _BYTES),
+                     f"{_FAST_TIMES} AND {_FAST_DEVICE} AND {_FAST_BYTES}"),
+    "memsets": Domain((*_TIMES, _DEVICE, _BYTES), f"{_FAST_TIMES} AND {_FAST_DEVICE} AND {_FAST_BYTES}"),
+    "api_calls": Domain(_TIMES, _FAST_TIMES),
+    "api_names": Domain((_NAME_ID,), counted_apart=True),
+    "syncs": Domain(_TIMES, _FAST_TIMES, counted_apart=True),
+    "markers": Domain(_TIMES, _FAST_TIMES),
+    "mpi_calls": Domain((*_TIMES, _BYTES), _FAST_TIMES, counted_apart=True),
+    "devices": Domain((_DEVICE,), counted_apart=True),
+    "processes": Domain(),
+    "threads": Domain(),
+    "overhead": Domain(_TIMES, _FAST_TIMES, counted_apart=True),
+    # OS runtime calls can number in the millions (every read, poll and lock): checked while read.
+    "os_calls": Domain(_TIMES, _FAST_TIMES),
+    "cpu_samples": Domain((Check("time is not a number or outside [0, 2^62) ns",
+                                 f"typeof(time) IN ('integer', 'real') AND time BETWEEN 0 AND {_M}"),),
+                          f"time BETWEEN 0 AND {_M}"),
+    "meta": Domain((Check("key is missing", "key IS NOT NULL"),), counted_apart=True),
 }
 
 

@@ -8,13 +8,17 @@ EXPORT_SCHEMA_VERSION and EXPORT_PRODUCT_VERSION; files from before 2021 carry n
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import UserError
+from engine.profile.open import read_error
 
 SUPPORTED_ROCPD_MAJORS = (3,)
+# A schema version: up to four dot-separated numbers of up to six digits ("3.13.2").
+_VERSION = re.compile(r"\d{1,6}(\.\d{1,6}){0,3}")
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,13 @@ def _kv(conn: sqlite3.Connection, sql: str) -> dict[str, str]:
 
 def detect(conn: sqlite3.Connection, path: Path) -> ProfileFormat:
     """Return the format of the open profile or raise UserError naming what the file is not."""
+    try:
+        return _detect(conn, path)
+    except sqlite3.DatabaseError as exc:  # a corrupt page, a metadata view over a dropped table
+        raise read_error(conn, "the profile's version tables", exc) from exc
+
+
+def _detect(conn: sqlite3.Connection, path: Path) -> ProfileFormat:
     names = object_names(conn)
     for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         if table in names:
@@ -47,12 +58,12 @@ def detect(conn: sqlite3.Connection, path: Path) -> ProfileFormat:
             if not version:
                 raise UserError(f"{path}: {table} has no EXPORT_SCHEMA_VERSION; not a complete "
                                 "Nsight Systems export")
+            if not _VERSION.fullmatch(version):
+                raise UserError(f"{path}: EXPORT_SCHEMA_VERSION {version[:40]!r} is not a schema version "
+                                "(numbers separated by dots)")
             return ProfileFormat("nsys", "nvidia", version, meta.get("EXPORT_PRODUCT_VERSION"))
     if "rocpd_metadata" in names:
-        try:
-            meta = _kv(conn, "SELECT tag, value FROM rocpd_metadata")
-        except sqlite3.DatabaseError as exc:
-            raise UserError(f"{path}: rocpd_metadata unreadable ({exc})") from exc
+        meta = _kv(conn, "SELECT tag, value FROM rocpd_metadata")
         version = meta.get("schema_version")
         if version is None:
             raise UserError(f"{path}: rocpd_metadata has no schema_version; not a rocpd database")

@@ -18,6 +18,8 @@ The body is a SELECT producing the relation's canonical columns (engine.profile.
 Jinja template evaluated against the file's schema only: `has_table(name)` and
 `has_column(table, column)` are the only names it sees, so optional tables and columns can be
 handled without one query directory per small drift. No value from the profile enters the SQL text.
+A query file is data: it is rendered in pa's Jinja sandbox (engine.sandbox) with a time budget, and
+a file that is not a regular UTF-8 text file of at most MAX_QUERY_FILE_BYTES is refused.
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import UserError
+from engine.inputs import read_text_file
 from engine.paths import data_dir
 from engine.profile.canonical import RELATIONS
+from engine.profile.domain import DomainLog
 
 LEGACY = "legacy"
+MAX_QUERY_FILE_BYTES = 1 << 20
 _HEADER = re.compile(r"^--\s*(\w+)\s*:\s*(.*)$")
 _TABLE_SPEC = re.compile(r"(\w+)\s*(?:\(([^)]*)\))?")
 
@@ -80,7 +85,7 @@ class QueryFile:
 
 def load_query_file(path: Path, version_dir: str) -> QueryFile:
     """Parse one query file; a malformed header is a UserError naming the file."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text_file(path, MAX_QUERY_FILE_BYTES, "query file")
     header: dict[str, str] = {}
     body_lines = []
     in_header = True
@@ -121,6 +126,9 @@ class QuerySet:
     version: str                  # the directory chosen (highest <= file version)
     files: dict[str, QueryFile] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # Rows dropped by the relations' domain checks on every connection bound to this set (one
+    # summary's worth: the main thread's and its worker's connections share it).
+    domain_log: DomainLog = field(default_factory=DomainLog, compare=False, repr=False)
 
     @property
     def name(self) -> str:

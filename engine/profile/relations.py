@@ -5,23 +5,33 @@ whole into Python: each query file's SELECT becomes a common table expression, a
 aggregate over it in SQL or fetch only the integer columns interval merging needs. A relation whose
 required tables or columns are absent is recorded in `skipped` with the reason and behaves as an
 empty relation of the right shape, so a caller can never mistake "not captured" for "zero".
+
+Query files are data: their Jinja is rendered in pa's sandbox (engine.sandbox) seeing only
+`has_table` and `has_column`. Every relation is read through its domain checks (engine.profile.domain):
+rows no metric should see are dropped and counted. A statement that fails (a corrupt page, a broken
+view) or runs past the connection's time limit becomes one UserError line naming the relation.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
-import jinja2
 import numpy as np
 from numpy.typing import DTypeLike
 
+from engine import sandbox
 from engine.errors import UserError
-from engine.profile.canonical import RELATIONS, column_names
+from engine.profile.canonical import DOMAINS, MAX_DURATION_NS, MAX_TIMESTAMP_NS, RELATIONS, column_names
 from engine.profile.detect import object_names
+from engine.profile.domain import REJECT_FUNCTION, count_sql, domain_sql
+from engine.profile.open import read_error
 from engine.profile.queryset import QueryFile, QuerySet
 
 TABLE_PREFIX = "pa_"
@@ -33,6 +43,8 @@ MISSING = int(np.iinfo(np.int64).min)
 INTERVAL_COLUMNS = {"start": f"coalesce(start, {MISSING})", "end": f'coalesce("end", {MISSING})'}
 # Rows per keyset chunk of Relations.scan: a few MB of text per column in SQLite at a time.
 SCAN_CHUNK_ROWS = 1 << 18
+# Wall-clock budget for rendering one query file's Jinja (a real one takes a millisecond).
+QUERY_TEMPLATE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -46,7 +58,29 @@ class Skipped:
 def _table_columns(conn: sqlite3.Connection, table: str) -> set[str]:
     # PRAGMA table_info works on tables and views alike; the name is checked against
     # sqlite_master before it gets here, so quoting it is enough.
-    return {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")').fetchall()}
+    try:
+        return {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")').fetchall()}
+    except sqlite3.DatabaseError as exc:
+        raise read_error(conn, f"the columns of {table}", exc) from exc
+
+
+_QUERY_SANDBOX = sandbox.sandbox(autoescape=False)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_query(body: str) -> Any:
+    """A query file's Jinja compiled once per process (a profile binds its relations three times)."""
+    return _QUERY_SANDBOX.from_string(body)
+
+
+def render_query(qf: QueryFile, has_table: Callable[[str], bool], has_column: Callable[[str, str], bool]) -> str:
+    """Render a query file's Jinja in the sandbox, where has_table and has_column are the only names."""
+    try:
+        template = _compiled_query(qf.body)
+        return sandbox.render_bounded(template, {"has_table": has_table, "has_column": has_column},
+                                      seconds=QUERY_TEMPLATE_SECONDS, max_chars=4 * len(qf.body) + 65536)
+    except sandbox.TEMPLATE_FAILURES as exc:
+        raise UserError(f"{qf.display_path}: template error: {sandbox.describe(exc)}") from None
 
 
 @dataclass
@@ -57,19 +91,25 @@ class Relations:
     query_set: QuerySet
     sql_by_relation: dict[str, str] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
+    raw_sql_by_relation: dict[str, str] = field(default_factory=dict)   # the query files' own SELECTs
 
     @classmethod
     def bind(cls, conn: sqlite3.Connection, query_set: QuerySet) -> Relations:
         """Check each query file's requirements against the file and render its SQL."""
-        names = object_names(conn)
+        try:
+            names = object_names(conn)
+        except sqlite3.DatabaseError as exc:
+            raise read_error(conn, "the list of tables", exc) from exc
         columns_cache: dict[str, set[str]] = {}
 
         def columns(table: str) -> set[str]:
+            if not isinstance(table, str):
+                raise UserError(f"has_column: table name must be a string, got {type(table).__name__}")
             if table not in columns_cache:
                 columns_cache[table] = _table_columns(conn, table) if table in names else set()
             return columns_cache[table]
 
-        env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+        conn.create_function(REJECT_FUNCTION, -1, query_set.domain_log.reject, deterministic=False)
         rel = cls(conn=conn, query_set=query_set)
         for relation in RELATIONS:
             qf = query_set.files.get(relation)
@@ -81,16 +121,42 @@ class Relations:
             if reason:
                 rel.skipped.append(Skipped(relation, reason))
                 continue
-            try:
-                sql = env.from_string(qf.body).render(
-                    has_table=lambda t: t in names,
-                    has_column=lambda t, c: c in columns(t),
-                )
-            except jinja2.TemplateError as exc:
-                raise UserError(f"{qf.display_path}: template error: {exc}") from exc
+            sql = render_query(qf, has_table=lambda t: t in names,
+                               has_column=lambda t, c: c in columns(t))
             _check_output_columns(conn, qf, sql)
-            rel.sql_by_relation[relation] = sql
+            rel.raw_sql_by_relation[relation] = sql
+            rel.sql_by_relation[relation] = domain_sql(relation, sql)
         return rel
+
+    def domain_notes(self) -> list[str]:
+        """Warnings for the rows the domain checks dropped (call once every metric has read its relations).
+
+        The relations marked counted_apart are counted here, one query each (engine.profile.domain).
+        """
+        for relation, domain in DOMAINS.items():
+            sql = count_sql(relation, self.raw_sql_by_relation[relation]) \
+                if domain.counted_apart and relation in self.raw_sql_by_relation else None
+            if sql is not None:
+                with self.reading(f"{TABLE_PREFIX}{relation}"):
+                    row = self.conn.execute(sql).fetchone()
+                self.query_set.domain_log.set_counts(relation, [int(n) for n in row])
+        return self.query_set.domain_log.notes()
+
+    @contextmanager
+    def reading(self, sql: str) -> Iterator[None]:
+        """Turn a failing statement over canonical relations into one UserError line naming them."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise read_error(self.conn, self._what(sql), exc) from exc
+
+    def _what(self, sql: str) -> str:
+        used = [r for r in RELATIONS if re.search(rf"\b{TABLE_PREFIX}{r}\b", sql)]
+        files = [self.query_set.files[r].display_path for r in used if r in self.query_set.files]
+        if not used:
+            return "the profile"
+        label = "relation" if len(used) == 1 else "relations"
+        return f"{label} {', '.join(used)}" + (f" ({', '.join(files)})" if files else "")
 
     def available(self, relation: str) -> bool:
         """True when the relation's query ran against tables that exist in the file."""
@@ -117,7 +183,8 @@ class Relations:
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         """Run `sql`, which names canonical relations as pa_<relation>, and return all rows."""
-        return self.conn.execute(self.cte(sql), tuple(params)).fetchall()
+        with self.reading(sql):
+            return self.conn.execute(self.cte(sql), tuple(params)).fetchall()
 
     def count(self, relation: str) -> int:
         """Number of rows of a relation (0 for a skipped one; check `available` first)."""
@@ -125,8 +192,9 @@ class Relations:
 
     def fetch_ints(self, sql: str, ncols: int, params: Sequence[object] = ()) -> np.ndarray:
         """Fetch an all-integer result (no NULLs) as an (n, ncols) int64 array, without per-row lists."""
-        cur = self.conn.execute(self.cte(sql), tuple(params))
-        flat = np.fromiter(itertools.chain.from_iterable(cur), dtype=np.int64)
+        with self.reading(sql):
+            cur = self.conn.execute(self.cte(sql), tuple(params))
+            flat = np.fromiter(itertools.chain.from_iterable(cur), dtype=np.int64)
         return flat.reshape(-1, ncols)
 
     def scan(self, relation: str, columns: Mapping[str, str], dtypes: Mapping[str, DTypeLike] | None = None,
@@ -163,7 +231,8 @@ class Relations:
         outer = [f"count(*){keep_filter}", "count(*)", "max(pa_row_id)"]
         outer += [f"group_concat(c{i}){keep_filter}" for i in range(len(names))]
         outer += [f"{fn}(a{i})" for i, (fn, _) in enumerate(aggs.values())]
-        keyset = self._keyset_ok(relation)
+        with self.reading(f"{TABLE_PREFIX}{relation}"):
+            keyset = self._keyset_ok(relation)
         row_id = "row_id" if keyset else "NULL"
         if keyset:
             inner_where.insert(0, "row_id > ?")
@@ -175,7 +244,8 @@ class Relations:
         partial: list[list[int]] = [[] for _ in aggs]
         last = np.iinfo(np.int64).min
         while True:
-            row = self.conn.execute(sql, (last, chunk_rows) if keyset else ()).fetchone()
+            with self.reading(sql):
+                row = self.conn.execute(sql, (last, chunk_rows) if keyset else ()).fetchone()
             kept, seen, max_row_id = int(row[0]), int(row[1]), row[2]
             parsed = [_parse_ints(text, kept) for text in row[3:3 + len(names)]]
             out.append(parsed, kept)
@@ -216,13 +286,14 @@ class Relations:
         columns = dict(INTERVAL_COLUMNS)
         columns.update({c: c for c in extra})
         columns.update(expressions or {})
-        return drop_open_intervals(self.scan(relation, columns, where=where).columns)
+        return drop_open_intervals(self.scan(relation, columns, where=where).columns, relation)
 
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[dict[str, object]]:
         """Run `sql` and return rows as dicts keyed by column name (small results only)."""
-        cur = self.conn.execute(self.cte(sql), tuple(params))
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        with self.reading(sql):
+            cur = self.conn.execute(self.cte(sql), tuple(params))
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
 def _missing_requirement(qf: QueryFile, names: set[str],
@@ -257,12 +328,28 @@ def _check_output_columns(conn: sqlite3.Connection, qf: QueryFile, sql: str) -> 
                         f"{qf.relation} relation (missing: {missing}, unexpected: {extra})")
 
 
-def drop_open_intervals(cols: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
-    """Columns scanned with INTERVAL_COLUMNS without the rows VALID rejects, and how many those were."""
+def drop_open_intervals(cols: dict[str, np.ndarray], relation: str = "a relation"
+                        ) -> tuple[dict[str, np.ndarray], int]:
+    """Columns scanned with INTERVAL_COLUMNS without the rows VALID rejects, and how many those were.
+
+    Each record lasts at most MAX_DURATION_NS (the domain checks), but tens of thousands of such
+    records would still add up past what int64 sums hold: that profile is refused here, in one
+    line, instead of wrapping around into negative times further down.
+    """
     start, end = cols["start"], cols["end"]
     ok = (start != MISSING) & (end != MISSING) & (end >= start)
     bad = int(len(ok) - np.count_nonzero(ok))
-    return ({c: v[ok] for c, v in cols.items()} if bad else cols), bad
+    out = {c: v[ok] for c, v in cols.items()} if bad else cols
+    if len(out["start"]) >= _SUM_CHECK_ROWS:
+        total = float(np.sum(out["end"] - out["start"], dtype=np.float64))
+        if total >= MAX_TIMESTAMP_NS:
+            raise UserError(f"{relation}: record durations add up to {total / 3.15576e16:.0f} years; the "
+                            "profile's timestamps are corrupt")
+    return out, bad
+
+
+# Below this many records, durations of at most MAX_DURATION_NS cannot add up past 2^62 ns.
+_SUM_CHECK_ROWS = MAX_TIMESTAMP_NS // MAX_DURATION_NS
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ def discover(paths: Iterable[Path]) -> list[Path]:
                 raise UserError(f"{p}: no profile files ({', '.join(DIRECTORY_PATTERNS)})")
         elif p.is_file():
             out.append(p)
+        elif p.exists():
+            raise UserError(f"{p}: not a regular file (a FIFO, device or socket); give the profile file itself")
         else:
             raise UserError(f"{p}: no such file or directory")
     seen: set[Path] = set()

@@ -5,23 +5,38 @@ geometry computed from it, and a few formatting filters; they never see the summ
 Numbers are rounded here, at the last moment, never in the report. A site's `--templates DIR` is
 searched first, so it can override one format and keep the built-in others.
 
-Autoescaping is on for HTML (kernel names and marker text come from the profile: untrusted).
+Every template is rendered in pa's Jinja sandbox (engine.sandbox): a site template is data, sees
+only `report` (or `cmp`), `charts` and the filters below, cannot reach Python internals, and is
+stopped after TEMPLATE_SECONDS. Template files are read only if they are regular UTF-8 files of at
+most MAX_TEMPLATE_BYTES (a FIFO named report.txt.j2 cannot block pa).
+
+Strings from the profile are data in every format: control characters (ESC, OSC, CSI, carriage
+return, bidi overrides) are written as visible escapes before rendering (engine.controls); HTML
+is autoescaped; in Markdown, `md` escapes every character that could start a link, an image,
+emphasis, raw HTML or an autolink, and `code` builds a code span no backtick can break out of.
 Colours in text output come from the `style` filter and only when the caller asks for them (stdout
 is a TTY); nothing else writes escape codes.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.loaders import split_template_path
 from rich.color import ColorSystem
 from rich.style import Style
 
+from engine import sandbox
+from engine.controls import escape_controls_deep, escape_json_controls
 from engine.errors import InternalError, UserError
+from engine.inputs import read_text_file
 from engine.paths import data_dir
 from engine.report.charts import all_charts
 from engine.report.gains import factor_text, gain_text
@@ -29,6 +44,8 @@ from engine.report.gains import factor_text, gain_text
 TEMPLATES = {"text": "report.txt.j2", "markdown": "report.md.j2", "html": "report.html.j2"}
 FORMATS = (*TEMPLATES, "json")
 EXTENSIONS = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
+MAX_TEMPLATE_BYTES = 1 << 20
+TEMPLATE_SECONDS = 20.0
 
 
 def fmt_ns(value: float | None) -> str:
@@ -105,11 +122,53 @@ def fmt_causes(by_cause: dict[str, int] | None) -> str:
     return ", ".join(f"{CAUSE_NAMES.get(k, k)} {fmt_ns(v)}" for k, v in items if v)
 
 
+# Characters that can open a Markdown (CommonMark + GitHub) construct anywhere in a line: links and
+# images (`[`: an image needs `![`), emphasis and strikethrough, code spans, raw HTML and autolinks
+# (`<`), entities, table cells. `>` and `!` are harmless once `<` and `[` are escaped.
+# An underscore inside a word never starts emphasis (CommonMark), so snake_case names stay as typed.
+_MD_INLINE = re.compile(r"([\\`*\[\]<|~&]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
+# ... and at the start of a block: headings, quotes, lists, setext underlines, fences.
+_MD_BLOCK_START = re.compile(r"^(\s*)(?:([#>+\-=])|(\d+)([.)]))")
+# GitHub's bare autolinks: scheme://, www., e-mail addresses.
+_MD_AUTOLINK = re.compile(r"(?i)(://)|(\bwww)\.|(@)")
+
+
 def md_cell(value: Any) -> str:
-    """Make a value safe inside a GitHub Markdown table cell."""
+    """Untrusted text made inert in Markdown prose or a GitHub table cell.
+
+    Every character that could start a link, image, emphasis, code span, raw HTML, entity or
+    table cell is backslash-escaped (it renders as itself); line breaks become spaces; a leading
+    heading/list/quote marker is escaped; `://`, `www.` and `@` are broken so GitHub cannot
+    autolink them.
+    """
     text = "" if value is None else str(value)
-    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-            .replace("\n", " ").replace("\r", " "))
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    text = _MD_INLINE.sub(r"\\\1", text)
+    text = _MD_AUTOLINK.sub(lambda m: "\\://" if m.group(1) else (m.group(2) + "\\." if m.group(2) else "\\@"),
+                            text)
+    return _MD_BLOCK_START.sub(lambda m: m.group(1) + ("\\" + m.group(2) if m.group(2)
+                                                       else m.group(3) + "\\" + m.group(4)), text)
+
+
+def md_code(value: Any, cell: bool = False) -> str:
+    """A complete Markdown code span showing `value` literally, whatever backticks it holds.
+
+    CommonMark ends a code span at a backtick run as long as the opening one, so the fence is one
+    backtick longer than the longest run inside, padded with spaces when the content starts or
+    ends with a backtick. Line breaks become spaces. In a table cell (cell=True) `|` is escaped,
+    which GitHub's table parser removes again before the span is read.
+    """
+    text = "" if value is None else str(value)
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    if cell:
+        text = text.replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    if not text.strip(" "):
+        return f"{fence}{text or ' '}{fence}"
+    # CommonMark strips one space from each end when both ends have one: pad so it strips ours.
+    pad = " " if text.startswith("`") or text.endswith("`") or (text[0] == " " and text[-1] == " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _style_filter(color: bool) -> Any:
@@ -126,33 +185,95 @@ def _autoescape(name: str | None) -> bool:
     return name is not None and ".html" in name
 
 
+class _SafeLoader(jinja2.BaseLoader):
+    """Template files from a search path, each read through read_text_file (regular UTF-8, bounded)."""
+
+    def __init__(self, searchpath: list[Path]) -> None:
+        self.searchpath = searchpath
+
+    def get_source(self, environment: jinja2.Environment, template: str
+                   ) -> tuple[str, str, Callable[[], bool]]:
+        pieces = split_template_path(template)   # refuses '..' and absolute names
+        for base in self.searchpath:
+            path = base.joinpath(*pieces)
+            if path.exists():
+                text = read_text_file(path, MAX_TEMPLATE_BYTES, "template")
+                mtime = path.stat().st_mtime
+                return text, str(path), lambda p=path, m=mtime: p.exists() and p.stat().st_mtime == m
+        raise jinja2.TemplateNotFound(template)
+
+
 def make_env(templates_dir: Path | None = None, color: bool = False) -> jinja2.Environment:
-    """The Jinja environment: site templates first, then the bundled ones."""
-    paths = [str(templates_dir)] if templates_dir is not None else []
-    paths.append(str(data_dir("templates")))
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(paths), autoescape=_autoescape,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True)
+    """The sandboxed Jinja environment: site templates first, then the bundled ones.
+
+    The bundled-only environment is built once per colour setting, so its templates are compiled
+    once per process; with a site directory a fresh one is built each time (a site template may
+    appear in front of a bundled one that an older environment has cached).
+    """
+    return _bundled_env(color) if templates_dir is None else _new_env(templates_dir, color)
+
+
+@functools.lru_cache(maxsize=2)
+def _bundled_env(color: bool) -> jinja2.Environment:
+    return _new_env(None, color)
+
+
+def _new_env(templates_dir: Path | None, color: bool) -> jinja2.Environment:
+    paths = [templates_dir] if templates_dir is not None else []
+    paths.append(data_dir("templates"))
+    env = sandbox.sandbox(loader=_SafeLoader(paths), autoescape=_autoescape, trim_blocks=True,
+                          lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(ns=fmt_ns, pct=fmt_pct, frac=fmt_frac, bytes=fmt_bytes, num=fmt_num, gain=fmt_gain,
-                       factor=fmt_factor, causes=fmt_causes, md=md_cell, style=_style_filter(color))
+                       factor=fmt_factor, causes=fmt_causes, md=md_cell, code=md_code, style=_style_filter(color))
     return env
+
+
+def check_templates_dir(templates_dir: Path, names: Mapping[str, str] | None = None) -> None:
+    """`--templates DIR`, checked before any analysis: a directory whose templates pa can read."""
+    if not templates_dir.is_dir():
+        raise UserError(f"--templates {templates_dir}: not a directory")
+    env = _new_env(templates_dir, False)
+    for name in (names or TEMPLATES).values():
+        path = templates_dir / name
+        if path.exists() or path.is_symlink():
+            text = read_text_file(path, MAX_TEMPLATE_BYTES, "template")
+            try:
+                env.parse(text, name)   # a syntax error shows before the analysis, not after it
+            except sandbox.TEMPLATE_FAILURES as exc:
+                raise UserError(f"template {name}: {sandbox.describe(exc)}") from None
+
+
+def render_template(name: str, context: dict[str, Any], templates_dir: Path | None = None,
+                    color: bool = False) -> str:
+    """Render template `name` with `context` in the sandbox; a failure is one line.
+
+    A failure is the site's mistake (UserError) when the site directory holds the template, else a
+    bug in a bundled template (InternalError). Site templates run under a time budget.
+    """
+    env = make_env(templates_dir, color=color)
+    try:
+        template = env.get_template(name)
+        if templates_dir is None:
+            return template.render(**context)
+        return sandbox.render_bounded(template, context, seconds=TEMPLATE_SECONDS)
+    except UserError:
+        raise
+    except sandbox.TEMPLATE_FAILURES as exc:
+        where = getattr(exc, "filename", None) or name
+        if templates_dir is not None and (templates_dir / name).is_file():
+            raise UserError(f"template {Path(where).name}: {sandbox.describe(exc)}") from None
+        raise InternalError(f"bug in bundled template {Path(where).name}: {sandbox.describe(exc)}") from exc
 
 
 def render(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None, color: bool = False) -> str:
     """Render a validated report document in `fmt` (text, markdown, html or json)."""
     if fmt == "json":
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return escape_json_controls(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
     if fmt not in TEMPLATES:
         raise UserError(f"unknown report format {fmt!r}; choose from {', '.join(FORMATS)}")
-    if templates_dir is not None and not templates_dir.is_dir():
-        raise UserError(f"--templates {templates_dir}: not a directory")
-    env = make_env(templates_dir, color=color and fmt == "text")
-    try:
-        template = env.get_template(TEMPLATES[fmt])
-        charts = all_charts(doc) if fmt == "html" else {}
-        return template.render(report=doc, charts=charts)
-    except Exception as exc:  # any failure of a template: the site's mistake or pa's bug, one line
-        where = getattr(exc, "filename", None) or TEMPLATES[fmt]
-        if templates_dir is not None and (templates_dir / TEMPLATES[fmt]).is_file():
-            raise UserError(f"template {Path(where).name}: {exc}") from exc
-        raise InternalError(f"bug in bundled template {Path(where).name}: {exc}") from exc
+    if templates_dir is not None:
+        check_templates_dir(templates_dir)
+    safe = escape_controls_deep(doc, keep_layout=True)
+    charts = all_charts(safe) if fmt == "html" else {}
+    return render_template(TEMPLATES[fmt], {"report": safe, "charts": charts}, templates_dir,
+                           color=color and fmt == "text")

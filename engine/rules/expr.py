@@ -13,7 +13,14 @@ Null semantics (why: "could not look" must never read as "healthy"):
 - comparisons with null are *unknown* (null), and `and`/`or`/`not` follow three-valued (Kleene)
   logic, so `x > 3 or True` is True but `x > 3 and True` is null when x is null;
 - the rule engine turns a `when` that ends unknown into a skipped rule naming the null inputs.
-Use `coalesce(x, 0)` where a missing value legitimately means zero.
+Use `coalesce(x, 0)` where a missing value legitimately means zero. A division by zero is recorded
+among the scope's nulls ("`a / b` (division by zero)"), so a rule that cannot decide says why.
+
+Cost is bounded, so a hostile pack cannot make pa run for minutes: an expression has at most
+MAX_SOURCE_CHARS characters, MAX_NODES syntax nodes and MAX_DEPTH nesting; an integer result may
+not exceed MAX_INT_BITS bits (`x * x` squared 29 times would otherwise build a number of hundreds
+of megabytes), a string result MAX_STRING_CHARS characters, and a float result must be finite.
+Each is an ExprError naming the expression.
 """
 
 from __future__ import annotations
@@ -27,7 +34,14 @@ from typing import Any
 
 
 class ExprError(Exception):
-    """An expression that cannot be parsed or evaluated (wrong types, unknown function)."""
+    """An expression that cannot be parsed or evaluated (wrong types, unknown function, over a bound)."""
+
+
+MAX_SOURCE_CHARS = 4000
+MAX_NODES = 500
+MAX_DEPTH = 64
+MAX_INT_BITS = 256
+MAX_STRING_CHARS = 10_000
 
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -240,10 +254,24 @@ class Expr:
     tree: ast.Expression
     names: frozenset[str]
     paths: frozenset[str]
+    size: int = 1   # syntax nodes: what one evaluation costs, for the pack's cost bound
     # per-record expressions of sum_over(...), by source; their bare names are record fields first,
     # so they are listed apart (a metric named there is still a dependency of this expression)
     per_record: Mapping[str, Expr] = field(default_factory=dict)
     record_names: frozenset[str] = frozenset()
+
+
+def _depth(node: ast.AST) -> int:
+    """Nesting depth of `node`, iteratively (a recursive walk is what a hostile expression would break)."""
+    deepest = 0
+    stack = [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        deepest = max(deepest, d)
+        if d > MAX_DEPTH:
+            break
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(n))
+    return deepest
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -264,13 +292,23 @@ def compile_expr(source: str | int | float | bool) -> Expr:
         source = repr(source)
     if not isinstance(source, str) or not source.strip():
         raise ExprError("empty expression")
+    if len(source) > MAX_SOURCE_CHARS:
+        raise ExprError(f"expression of {len(source)} characters is longer than the {MAX_SOURCE_CHARS} allowed")
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as exc:
         raise ExprError(f"syntax error in {source!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise ExprError(f"expression {source[:60]!r}... cannot be parsed ({type(exc).__name__})") from None
+    if _depth(tree) > MAX_DEPTH:
+        raise ExprError(f"expression nested more than {MAX_DEPTH} levels deep: {source[:60]!r}...")
+    nodes = list(ast.walk(tree))
+    if len(nodes) > MAX_NODES:
+        raise ExprError(f"expression of {len(nodes)} syntax nodes is larger than the {MAX_NODES} allowed: "
+                        f"{source[:60]!r}...")
     names: set[str] = set()
     paths: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if not isinstance(node, _ALLOWED):
             raise ExprError(f"{type(node).__name__} is not allowed in {source!r}")
         if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
@@ -312,13 +350,15 @@ def compile_expr(source: str | int | float | bool) -> Expr:
     paths = {p for p in paths if not any(q != p and q.startswith(p + ".") for q in paths)}
     per_record: dict[str, Expr] = {}
     record_names: set[str] = set()
-    for node in ast.walk(tree):
+    size = len(nodes)
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PER_RECORD:
             inner_src = node.args[1].value  # type: ignore[attr-defined]
             sub_expr = compile_expr(inner_src)
             per_record[inner_src] = sub_expr
             record_names |= sub_expr.names | {p.split(".")[0] for p in sub_expr.paths} | sub_expr.record_names
-    return Expr(source=source.strip(), tree=tree, names=frozenset(names), paths=frozenset(paths),
+            size += sub_expr.size   # evaluated once per record: at least its own size again
+    return Expr(source=source.strip(), tree=tree, names=frozenset(names), paths=frozenset(paths), size=size,
                 per_record=per_record, record_names=frozenset(record_names))
 
 
@@ -380,6 +420,23 @@ def evaluate(expr: Expr, scope: Scope) -> Any:
         raise ExprError(f"cannot evaluate {expr.source!r}: {exc}") from None
 
 
+def _check_operands(node: ast.BinOp, a: Any, b: Any) -> None:
+    """Refuse an operation whose result would exceed the bounds, before computing it."""
+    if isinstance(node.op, ast.Mult) and isinstance(a, int) and isinstance(b, int) and \
+            a.bit_length() + b.bit_length() > MAX_INT_BITS + 1:
+        raise ExprError(f"integer result of `{ast.unparse(node)}` would exceed {MAX_INT_BITS} bits")
+    if isinstance(a, str) and isinstance(b, str) and len(a) + len(b) > MAX_STRING_CHARS:
+        raise ExprError(f"string result of `{ast.unparse(node)}` would exceed {MAX_STRING_CHARS} characters")
+
+
+def _checked_result(node: ast.AST, value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+        raise ExprError(f"integer result of `{ast.unparse(node)}` exceeds {MAX_INT_BITS} bits")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExprError(f"result of `{ast.unparse(node)}` is not a finite number")
+    return value
+
+
 def _sum_over(xs: Any, inner: Expr, s: Scope) -> Any:
     """Σ over records of `inner` evaluated with the record's fields as names (null terms skipped)."""
     if xs is None:
@@ -438,11 +495,13 @@ def _ev(node: ast.AST, s: Scope, pr: Mapping[str, Expr]) -> Any:
         if a is None or b is None:
             return None
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
+            s.nulls.append(f"`{ast.unparse(node)}` (division by zero)")
             return None
         if not (_num(a) and _num(b)) and not (isinstance(node.op, ast.Add) and isinstance(a, str)
                                                 and isinstance(b, str)):
             raise ExprError(f"arithmetic on {type(a).__name__} and {type(b).__name__}")
-        return _BINOPS[type(node.op)](a, b)
+        _check_operands(node, a, b)
+        return _checked_result(node, _BINOPS[type(node.op)](a, b))
     if isinstance(node, ast.BoolOp):
         # Kleene logic: a decisive operand wins even if another is unknown.
         is_and = isinstance(node.op, ast.And)

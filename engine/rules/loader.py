@@ -6,12 +6,21 @@ expression and template, then merge. A site pack may override params (`override_
 rules by id or group (`disable`), add metrics and hypotheses, and replace an existing metric or
 hypothesis only when it says `replace: true` (why: silent shadowing of a built-in rule by a typo'd
 copy is worse than an error). Every problem is a UserError naming the file, the rule id and the field.
+
+A site pack is data from outside pa and is bounded before it is trusted with any work: a regular
+UTF-8 file of at most MAX_PACK_BYTES, YAML whose aliases expand to at most MAX_YAML_NODES nodes
+(no "billion laughs"), no recursive alias, nesting at most MAX_YAML_DEPTH deep, finite numbers
+only (a NaN threshold compares false with everything and would silently disable rules), and a
+layered rule set whose evaluation cost (syntax nodes evaluated, phase-scoped rules once per phase)
+stays under MAX_EVALUATION_NODES.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import math
 import types
 import typing
 from collections.abc import Sequence
@@ -25,6 +34,7 @@ import yaml
 from pydantic import BaseModel
 
 from engine.errors import UserError
+from engine.inputs import read_text_file
 from engine.metrics.model import ProfileSummary
 from engine.paths import data_dir
 from engine.rules.expr import Expr, ExprError, compile_expr
@@ -35,6 +45,14 @@ from engine.rules.templates import check_template
 EXTERNAL_ROOTS = frozenset({"cross_rank", "phase", "facts"})
 # Roots a template may use besides params and metrics.
 TEMPLATE_ROOTS = frozenset({"summary", "vendor", "rule"}) | EXTERNAL_ROOTS
+
+MAX_PACK_BYTES = 1 << 20
+MAX_YAML_NODES = 200_000
+MAX_YAML_DEPTH = 64
+# Expression syntax nodes one evaluation of the whole rule set may visit (about a second of work):
+# every metric is recomputed once per phase for each phase-scoped rule.
+MAX_EVALUATION_NODES = 2_000_000
+PHASES_BOUND = 64   # the most phases a profile can have (--max-phases is at most 64)
 
 
 @dataclass(frozen=True)
@@ -149,18 +167,103 @@ def _json_path(parts: Sequence[Any]) -> str:
     return ".".join(str(p) for p in parts) or "(top level)"
 
 
+# libyaml's loader when PyYAML was built with it (ten times faster), else the pure-Python one.
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _load_yaml(text: str, display: str) -> Any:
+    """safe_load with bounded alias expansion and nesting (module docs)."""
+    loader = _SAFE_LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_yaml_size(node, display)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise UserError(f"{display}: not valid YAML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise UserError(f"{display}: YAML nested too deeply (more than {MAX_YAML_DEPTH} levels)") from None
+    finally:
+        loader.dispose()
+
+
+def _check_yaml_size(root: yaml.Node, display: str) -> None:
+    """Refuse YAML whose aliases expand past MAX_YAML_NODES, refer to themselves, or nest too deep.
+
+    Aliases make the composed document a graph; its expanded size is computed bottom-up once per
+    node (memoised), so a billion-laughs pack is measured in microseconds, not expanded.
+    """
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        if done:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in children)
+            depth[key] = 1 + max((depth[id(c)] for c in children), default=0)
+            if size[key] > MAX_YAML_NODES:
+                raise UserError(f"{display}: YAML expands to more than {MAX_YAML_NODES} nodes (aliases "
+                                "repeated into a huge document?)")
+            if depth[key] > MAX_YAML_DEPTH:
+                raise UserError(f"{display}: YAML nested more than {MAX_YAML_DEPTH} levels deep")
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise UserError(f"{display}: YAML alias refers to itself (a recursive structure)")
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in size)
+
+
+def _non_finite(value: Any, where: str = "") -> str | None:
+    """The path of the first NaN or infinite number inside a YAML value, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "(value)"
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _non_finite(v, f"{where}.{k}" if where else str(k))
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _non_finite(v, f"{where}.{i}" if where else str(i))
+            if found:
+                return found
+    return None
+
+
+@lru_cache(maxsize=32)
+def _read_builtin_pack(path: Path, display: str, stamp: tuple[int, int]) -> dict[str, Any]:
+    """A built-in pack parsed and validated once per process (stamp: its mtime and size)."""
+    del stamp
+    return read_pack(path, display)
+
+
 def read_pack(path: Path, display: str) -> dict[str, Any]:
     """Parse and schema-validate one pack file; errors name the file, the rule id and the field."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"{display}: cannot read rule pack: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"{display}: not valid YAML: {exc}") from None
+        text = read_text_file(path, MAX_PACK_BYTES, "rule pack")
+    except UserError as exc:
+        raise UserError(str(exc).replace(str(path), display, 1)) from None
+    data = _load_yaml(text, display)
     if not isinstance(data, dict):
         raise UserError(f"{display}: a rule pack must be a mapping with 'pack' and 'description'")
+    bad = _non_finite(data)
+    if bad:
+        raise UserError(f"{display}: field {bad}: NaN or infinite numbers are not allowed (a NaN threshold "
+                        "compares false with everything and would silently disable rules)")
     validator = jsonschema.Draft202012Validator(_schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         e = errors[0]
         parts = list(e.absolute_path)
@@ -212,7 +315,7 @@ def _compile(src: Any, display: str, rule: str | None, fld: str) -> Expr:
         raise _err(display, rule, fld, str(exc)) from None
 
 
-def _template(text: str, display: str, rule: str, fld: str) -> set[str]:
+def _template(text: str, display: str, rule: str, fld: str) -> frozenset[str]:
     try:
         return check_template(text)
     except ValueError as exc:
@@ -393,11 +496,31 @@ def load_ruleset(site_packs: Sequence[Path] = (), keep_paths: bool = False) -> R
         p = Path(p)
         sources.append((p, str(p.resolve()) if keep_paths else p.name, False))
     for order, (path, display, builtin) in enumerate(sources):
-        data = read_pack(path, display)
+        if builtin:
+            st = path.stat()
+            data = copy.deepcopy(_read_builtin_pack(path, display, (st.st_mtime_ns, st.st_size)))
+        else:
+            data = read_pack(path, display)
         _apply_pack(rs, data, display, builtin)
         rs.packs.append(PackRef(name=data["pack"], path=display,
                                 sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
                                 order=order, builtin=builtin))
     _order_metrics(rs)
     _check_refs(rs)
+    _check_cost(rs)
     return rs
+
+
+def _check_cost(rs: RuleSet) -> None:
+    """Refuse a layered rule set whose evaluation would visit more than MAX_EVALUATION_NODES nodes."""
+    metric_nodes = sum(m.expr.size for m in rs.metrics.values())
+    rule_nodes = sum(r.when.size + (r.runtime_fraction.size if r.runtime_fraction is not None else 0)
+                     + sum(s.when.size for s in r.suppresses if s.when is not None) for r in rs.rules.values())
+    phase_rules = sum(1 for r in rs.rules.values() if r.scope == "phase")
+    cost = metric_nodes * (1 + phase_rules * PHASES_BOUND) + rule_nodes * PHASES_BOUND
+    if cost > MAX_EVALUATION_NODES:
+        site = [p.path for p in rs.packs if not p.builtin]
+        who = ", ".join(site) if site else "built-in packs"
+        raise UserError(f"{who}: the rule set would evaluate up to {cost:,} expression nodes per profile "
+                        f"({len(rs.metrics)} metrics, {len(rs.rules)} rules, {phase_rules} evaluated once per "
+                        f"phase); the limit is {MAX_EVALUATION_NODES:,}: use fewer metrics or phase-scoped rules")

@@ -1,0 +1,261 @@
+"""Unit tests of the pieces that keep hostile input inert: domains, sidecars, Markdown, control
+characters, the one-line error guard, the template sandbox. End-to-end cases live in tests/corpus."""
+
+from __future__ import annotations
+
+import sqlite3
+import struct
+
+import click
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from engine import sandbox
+from engine.controls import escape_controls, escape_json_controls
+from engine.errors import UserError, one_line_errors
+from engine.profile.canonical import DOMAINS, MAX_DURATION_NS, MAX_TIMESTAMP_NS
+from engine.profile.domain import DomainLog, count_sql, domain_sql
+from engine.profile.open import _journal_is_hot, _wal_has_commit, query_timeout_s
+from engine.report.render import md_cell, md_code
+
+# ---- domains --------------------------------------------------------------------------------------
+
+VALUES = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.sampled_from([0, 1, MAX_TIMESTAMP_NS - 1,
+                   MAX_TIMESTAMP_NS, MAX_DURATION_NS, MAX_DURATION_NS + 1]),
+                   st.floats(allow_nan=False), st.text(max_size=3), st.binary(max_size=3))
+ROW = st.fixed_dictionaries({"start": VALUES, "end": VALUES, "device": VALUES, "bytes": VALUES})
+
+
+def _table(rows: list[dict]) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute('CREATE TABLE t (start, "end", device, bytes, direction)')
+    conn.executemany('INSERT INTO t VALUES (:start, :end, :device, :bytes, NULL)', rows)
+    return conn
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(ROW, max_size=25))
+def test_fast_condition_never_admits_a_row_a_check_rejects(rows):
+    conn = _table(rows)
+    for relation in ("kernels", "memsets", "copies", "api_calls"):
+        d = DOMAINS[relation]
+        all_checks = " AND ".join(f"({c.sql})" for c in d.checks)
+        bad = conn.execute(f"SELECT count(*) FROM t WHERE coalesce({d.fast}, 0) AND NOT ({all_checks})").fetchone()
+        assert bad == (0,), relation
+
+
+def _python_domain(row: dict) -> int | None:
+    """Independent reading of docs/relations.md for kernels: index of the first failed check, or None."""
+    def number(v):
+        return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+    s, e, dev = row["start"], row["end"], row["device"]
+    if not (number(s) and number(e)):
+        return 0
+    if any(v is not None and not 0 <= v <= MAX_TIMESTAMP_NS - 1 for v in (s, e)):
+        return 1
+    if s is not None and e is not None and e - s > MAX_DURATION_NS:
+        return 2
+    if not (isinstance(dev, (int, float)) and not isinstance(dev, bool) and 0 <= dev <= MAX_TIMESTAMP_NS - 1):
+        return 3
+    return None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(ROW, max_size=25))
+def test_kernel_domain_counts_match_an_independent_reading(rows):
+    conn = _table(rows)
+    body = 'SELECT rowid AS row_id, start, "end", device FROM t'
+    expected = [0, 0, 0, 0]
+    for r in rows:
+        i = _python_domain(r)
+        if i is not None:
+            expected[i] += 1
+    got = conn.execute(count_sql("kernels", body)).fetchone()
+    assert list(got) == expected
+    # the reading path drops exactly those rows and logs them (row ids are distinct: exact counts)
+    log = DomainLog()
+    conn.create_function("pa_domain_reject", -1, log.reject)
+    cols = 'NULL AS pid, NULL AS stream, NULL AS correlation_id, NULL AS name_id, NULL AS name, NULL AS short_name, ' \
+           'NULL AS grid_x, NULL AS grid_y, NULL AS grid_z, NULL AS block_x, NULL AS block_y, NULL AS block_z, ' \
+           'NULL AS registers_per_thread, NULL AS sgpr_per_wave, NULL AS static_shared_bytes, ' \
+           'NULL AS dynamic_shared_bytes, NULL AS local_bytes_per_thread'
+    kept = conn.execute(f"SELECT count(*) FROM ({domain_sql('kernels', body.replace(' FROM', ', ' + cols + ' FROM'))})"
+                        ).fetchone()[0]
+    assert kept == len(rows) - sum(expected)
+    counts = {label: n for label, n in log.counts().get("kernels", [])}
+    assert sum(counts.values()) == sum(expected)
+
+
+def test_rows_read_twice_are_counted_once():
+    conn = _table([{"start": "x", "end": 5, "device": 0, "bytes": 1}, {"start": 1, "end": 5, "device": 0, "bytes": 1}])
+    log = DomainLog()
+    conn.create_function("pa_domain_reject", -1, log.reject)
+    sql = domain_sql("api_calls", 'SELECT rowid AS row_id, 1 AS pid, 1 AS tid, start, "end", 1 AS name_id, '
+                                  "'n' AS name, 'other' AS kind, NULL AS correlation_id FROM t")
+    for _ in range(3):
+        assert conn.execute(f"SELECT count(*) FROM ({sql})").fetchone() == (1,)
+    assert log.counts() == {"api_calls": [("start or end is not a number", 1)]}
+    assert "api_calls: 1 row(s)" in log.notes()[0]
+
+
+# ---- sidecars -------------------------------------------------------------------------------------
+
+def _wal(tmp_path, frames: list[tuple[int, tuple[int, int]]], magic: int = 0x377F0682):
+    page = 512
+    head = struct.pack(">6I", magic, 3007000, page, 0, 11, 22) + b"\0" * 8
+    body = b"".join(struct.pack(">4I", 1, commit, s1, s2) + b"\0" * 8 + b"\0" * page for commit, (s1, s2) in frames)
+    p = tmp_path / "x.sqlite-wal"
+    p.write_bytes(head + body)
+    return p
+
+
+def test_wal_with_a_commit_frame_of_its_generation_is_detected(tmp_path):
+    assert _wal_has_commit(_wal(tmp_path, [(0, (11, 22)), (5, (11, 22))]))
+
+
+def test_wal_without_commit_or_from_an_old_generation_is_ignored(tmp_path):
+    assert not _wal_has_commit(_wal(tmp_path, [(0, (11, 22)), (0, (11, 22))]))
+    assert not _wal_has_commit(_wal(tmp_path, [(7, (1, 2))]))          # salts of a previous generation
+    assert not _wal_has_commit(_wal(tmp_path, [(7, (11, 22))], magic=0x12345678))
+    assert not _wal_has_commit(tmp_path / "absent-wal")
+
+
+def test_hot_journal_is_the_one_with_its_magic(tmp_path):
+    hot = tmp_path / "a-journal"
+    hot.write_bytes(bytes((0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7)) + b"\0" * 100)
+    cold = tmp_path / "b-journal"
+    cold.write_bytes(b"\0" * 108)
+    assert _journal_is_hot(hot) and not _journal_is_hot(cold)
+
+
+def test_query_timeout_setting(monkeypatch):
+    monkeypatch.setenv("PA_QUERY_TIMEOUT", "2.5")
+    assert query_timeout_s() == 2.5
+    for bad in ("0", "-1", "nan", "soon", "inf"):
+        monkeypatch.setenv("PA_QUERY_TIMEOUT", bad)
+        with pytest.raises(UserError, match="PA_QUERY_TIMEOUT"):
+            query_timeout_s()
+
+
+# ---- Markdown and control characters ------------------------------------------------------------
+
+TEXT = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x17F, blacklist_characters="\x7f"),
+               min_size=1, max_size=40)
+MD = MarkdownIt("commonmark").enable("table")
+
+
+def _inline(text: str) -> list:
+    tokens = [t for t in MD.parse(text) if t.type == "inline"]
+    return [c for t in tokens for c in (t.children or [])]
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT)
+def test_md_cell_renders_as_the_same_text_and_nothing_else(text):
+    text = text.strip()
+    if not text:
+        return
+    children = _inline(md_cell(text))
+    assert all(c.type in ("text", "softbreak") for c in children), [c.type for c in children]
+    assert "".join(c.content for c in children) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT)
+def test_md_code_is_one_code_span_with_the_exact_text(text):
+    children = _inline("x " + md_code(text))
+    spans = [c for c in children if c.type == "code_inline"]
+    assert len(spans) == 1 and spans[0].content == text
+
+
+def test_md_cell_breaks_autolinks_and_table_cells():
+    out = md_cell("see https://evil.example or www.evil.example, mail a@b.co | next")
+    assert "https://" not in out and "www.evil" not in out and "a@b" not in out and " | " not in out
+
+
+def test_escape_controls_leaves_one_visible_line():
+    s = "a\x1b[2Jb\x9b31m\u202ec\r\nd\te\x00"
+    one = escape_controls(s)
+    assert one == "a\\x1b[2Jb\\x9b31m\\u202ec\\x0d\\x0ad\\x09e\\x00"
+    assert escape_controls(s, keep_layout=True).count("\n") == 1
+    assert escape_json_controls('"\x9b\u202e"') == '"\\u009b\\u202e"'
+
+
+# ---- the one-line guard -------------------------------------------------------------------------
+
+@click.command()
+@click.argument("what")
+@one_line_errors
+def _boom(what: str) -> None:
+    if what == "bug":
+        raise RuntimeError("x\ny")
+    if what == "user":
+        raise UserError("bad \x1b[2J input\nsecond line")
+    if what == "sqlite":
+        raise sqlite3.DatabaseError("database disk image is malformed")
+    if what == "deep":
+        raise RecursionError
+
+
+@pytest.mark.parametrize(("what", "code", "needle"), [
+    ("bug", 3, "internal error: RuntimeError: x (a bug in pa"), ("user", 2, "bad \\x1b[2J input\\x0asecond line"),
+    ("sqlite", 2, "database disk image is malformed"), ("deep", 2, "nested too deeply")])
+def test_any_failure_is_one_line_with_an_exit_code(what, code, needle):
+    r = CliRunner().invoke(_boom, [what])
+    assert r.exit_code == code
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pa: ") and needle in lines[0], r.stderr
+
+
+def test_pa_debug_shows_the_traceback_of_a_bug(monkeypatch):
+    monkeypatch.setenv("PA_DEBUG", "1")
+    r = CliRunner().invoke(_boom, ["bug"])
+    assert isinstance(r.exception, RuntimeError)
+
+
+# ---- the sandbox --------------------------------------------------------------------------------
+
+ESCAPES = ["{{ self.__init__.__globals__ }}", "{{ cycler.__init__.__globals__.os }}",
+           "{{ lipsum.__globals__ }}", "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+           "{{ namespace.__init__.__globals__ }}", "{{ joiner.__init__.__globals__ }}", "{{ range(3) }}",
+           "{{ (x | attr('__class__')) }}", "{{ x.__class__ }}", "{{ 'x' * 10 ** 9 }}",
+           "{{ '%99999999d' % 1 }}", "{{ '{:>99999999}'.format(1) }}", "{{ 'a' | center(99999999) }}"]
+
+
+@pytest.mark.parametrize("src", ESCAPES)
+def test_known_escapes_fail_in_the_sandbox(src):
+    env = sandbox.sandbox()
+    with pytest.raises(sandbox.TEMPLATE_FAILURES):
+        sandbox.render_bounded(env.from_string(src), {"x": 1}, seconds=1)
+
+
+def test_a_template_that_would_run_for_hours_is_stopped():
+    env = sandbox.sandbox()
+    t = env.from_string("{% set s = 'x' * 5000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}")
+    with pytest.raises(sandbox.TemplateBudgetError):
+        sandbox.render_bounded(t, {}, seconds=0.1)
+
+
+def test_domain_checks_force_no_join_the_reader_does_not_need(tmp_path):
+    """The rocpd kernels query LEFT JOINs the events only for correlation_id: a reader of the launch
+    configuration must not pay for that join because of the domain wrapper (it once made it 25x slower)."""
+    from engine.profile.detect import detect
+    from engine.profile.open import open_readonly
+    from engine.profile.queryset import resolve
+    from engine.profile.relations import VALID, Relations
+    from engine.synth import scenarios
+    from engine.synth.rocpd_writer import write_rocpd
+
+    p = tmp_path / "r.db"
+    write_rocpd(scenarios.launch_bound(), p)
+    conn = open_readonly(p)
+    rel = Relations.bind(conn, resolve(*(lambda f: (f.format, f.schema_version))(detect(conn, p))))
+    plan = conn.execute("EXPLAIN QUERY PLAN " + rel.cte(f"SELECT DISTINCT grid_x FROM pa_kernels WHERE {VALID}"))
+    details = [row[3] for row in plan]
+    assert any("kernel_dispatch" in d for d in details)
+    assert not any(d.startswith("SEARCH e ") for d in details), details
+    conn.close()
