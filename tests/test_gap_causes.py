@@ -51,12 +51,22 @@ def test_sync_round_trip_owns_the_gap_and_recovers_at_most_the_busy_interval_bef
     assert t.recoverable_ns.tolist() == [14]
 
 
-def test_host_work_after_a_sync_is_host_work() -> None:
-    # the host waits [50, 102), then works on its own until 190 and launches [190, 195): own 88 of 95
+def test_host_work_after_a_sync_owns_the_gap_only_when_running_ahead_cannot_hide_it() -> None:
+    # the host waits [50, 102), then works on its own until 190 and launches [190, 195): own 88 of 95.
+    # Running ahead, that work would have overlapped the 100 of GPU work it waited for: a round trip.
     t = classify_gaps(0, merged((0, 100), (198, 300)), host(sync=merged((50, 102)), launch=merged((190, 195))))
-    assert owners(t) == ["cpu_stall"]
-    assert t.recoverable_ns.tolist() == [98]           # host work can hide behind the 202 of busy time
+    assert owners(t) == ["sync"] and t.recoverable_ns.tolist() == [98]
     assert t.critical_busy_ns == 100 + 102               # the host waited on [0, 100); [198, 300) ends the window
+    # A millisecond of the host's own work after the wait is host work of its own (a checkpoint written
+    # after a read-back), whatever wait came before it.
+    ms = 1_000_000
+    t = classify_gaps(0, merged((0, 10 * ms), (10 * ms + 2 * ms, 20 * ms)),
+                      host(sync=merged((9 * ms, 10 * ms + 10)), launch=merged((12 * ms - 10, 12 * ms - 5))))
+    assert owners(t) == ["cpu_stall"]
+    # After 20 of GPU work the same host work cannot hide: the host, not the wait, sets the pace.
+    t = classify_gaps(0, merged((80, 100), (198, 300)), host(sync=merged((90, 102)), launch=merged((190, 195))))
+    assert owners(t) == ["cpu_stall"]
+    assert t.recoverable_ns.tolist() == [98]           # host work can hide behind the 122 of busy time, anywhere
     # a kernel that ends while the host is launching is not on the critical path
     t = classify_gaps(0, merged((0, 10), (20, 30)), host(launch=merged((9, 19))))
     assert t.critical_busy_ns == 10                      # only the last interval
@@ -157,12 +167,14 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
             prev = busy[i][1] - busy[i][0]
             round_trip = 2 * min(rest, prev) >= rest
             cover = {k: min(_cover(sets[k], g0, g1), rest) for k, _ in KINDS}
-            if 2 * own > rest:
+            if 2 * own > rest and own >= 1_000_000:
                 owner, r = "cpu_stall", rest
             elif round_trip and _inside(sets["sync"], g0):
                 owner, r = "sync", min(rest, prev)
             elif round_trip and _inside(sets["copy"], g0):
                 owner, r = "copy_wait", min(rest, prev)
+            elif 2 * own > rest:
+                owner, r = "cpu_stall", rest
             else:
                 kind = max(cover, key=lambda k: (cover[k], -[k for k, _ in KINDS].index(k)))
                 owner = OWNER_OF[kind]

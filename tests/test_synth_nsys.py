@@ -37,7 +37,8 @@ LAYOUTS = ("3.13", "3.24", "2.9", "legacy")
 MODERN = ("3.13", "3.24")
 REAL = Path("/work/shared/profiles/nsys")
 BOTTLENECK_TYPES = {"compute_bound", "memory_bound", "mpi_latency", "mpi_imbalance",
-                    "cpu_launch_overhead", "synchronization", "io", "other"}
+                    "cpu_launch_overhead", "synchronization", "io", "allocation", "compilation",
+                    "communication", "other"}
 
 # Integers of the 2022.1 export (no ENUM tables there), written independently of the writer.
 RAW_COPY_KIND = {"HtoD": 1, "DtoH": 2, "DtoD": 8, "HtoH": 9, "PtoP": 10}

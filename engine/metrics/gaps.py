@@ -8,11 +8,17 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
 
 1. `overhead`: the part of the gap that profiler overhead of the device's processes covers. It is the
    profiler's time, not the application's; the rest of the gap goes to one of the causes below.
-2. `cpu_stall`: more than half of the rest is host time outside every GPU API call the profile
-   records (launch, copy, sync, alloc/free) and outside MPI: the host was doing its own work.
+2. `cpu_stall` for host work of its own: more than half of the rest, and at least HOST_WORK_MIN_NS
+   (1 ms), is host time outside every GPU API call the profile records (launch, copy, sync,
+   alloc/free) and outside MPI. Work of that size is computation or I/O the host does for itself
+   (writing a checkpoint, preparing the next batch), whatever wait came before it.
 3. `sync` / `copy_wait`: the host was blocked in a synchronising call (sync) or in a copy call
-   (copy_wait, e.g. a synchronous or pageable cudaMemcpy) when the GPU ran out of work, and the host
-   could have run ahead by at least half of the gap (see below): a synchronisation round trip.
+   (copy_wait, e.g. a synchronous or pageable cudaMemcpy) when the GPU ran out of work, and had it
+   run ahead instead of waiting, at least half of the gap would have been hidden behind the GPU work
+   before it (see below): a synchronisation round trip. The little the host did after the wait (loop
+   bookkeeping, the next launch) was serialised by the wait.
+   Otherwise `cpu_stall` too when more than half of the rest is the host's own time: more host work
+   than GPU work it could hide behind.
 4. otherwise the kind of call covering most of the gap: `launch`, `alloc`, `mpi` (or `sync` /
    `copy_wait` for blocking calls that began inside the gap).
 5. `unknown`: the profile holds no host API calls at all, so nothing can be said of the host.
@@ -59,6 +65,9 @@ GAP_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
     (">100ms", 100_000_000, None),
 )
 LARGEST_GAPS = 10
+# The host's own time in a gap from which it is host work of its own rather than the bookkeeping of a
+# synchronisation round trip (µs of wake-up, loop and launch): 1 ms is a hundred launch latencies.
+HOST_WORK_MIN_NS = 1_000_000
 # Host kinds whose coverage of a gap is measured, in the order ties are broken.
 _KINDS = ("sync", "copy", "launch", "alloc", "mpi")
 _OWNER_OF_KIND = {"sync": "sync", "copy": "copy_wait", "launch": "launch", "alloc": "alloc", "mpi": "mpi"}
@@ -146,13 +155,17 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None) -> GapTab
                       ("mpi", rest)):
         m = owner == _CODE[name]
         recoverable[m] = rec[m]
-    # Round trips: blocked when the GPU drained, and running ahead would hide most of the gap.
+    # Host work dominates a gap that no wait explains.
+    owner[stall] = _CODE["cpu_stall"]
+    recoverable[stall] = rest[stall]
+    # Round trips: blocked when the GPU drained, and running ahead would hide most of the gap ...
     owner[sync_at] = _CODE["sync"]
     owner[copy_at] = _CODE["copy_wait"]
     recoverable[sync_at | copy_at] = r_prev[sync_at | copy_at]
-    # Host work dominates the gap, whatever call preceded it.
-    owner[stall] = _CODE["cpu_stall"]
-    recoverable[stall] = rest[stall]
+    # ... unless the host then worked for itself for a millisecond or more: that is host work.
+    big = stall & (own >= HOST_WORK_MIN_NS)
+    owner[big] = _CODE["cpu_stall"]
+    recoverable[big] = rest[big]
     all_overhead = rest <= 0
     owner[all_overhead] = _CODE["overhead"]
     recoverable[all_overhead] = 0

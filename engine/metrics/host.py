@@ -18,6 +18,7 @@ from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops
 from engine.metrics.gaps import HostSets
 from engine.metrics.model import (
+    AllocSummary,
     ApiBlocked,
     LaunchApiStats,
     LaunchSummary,
@@ -462,3 +463,41 @@ def host_sets(api: ApiCalls | None, pids: set[int], mpi: Intervals, overhead: In
     return HostSets(sync=merged("sync"), copy=merged("memcpy", "memcpy_async", "memset"),
                     launch=merged("launch", "graph_launch"), alloc=merged("alloc", "free"),
                     mpi=merged_iv(mpi), overhead=merged_iv(overhead))
+
+
+def blocking_copy_rows(api: ApiCalls, copies: Ops, copy_corr: np.ndarray) -> np.ndarray:
+    """Rows of `api` that are copy or memset calls which returned only after their copy had ended.
+
+    Such a call blocks the host like a sync call, whatever its name says: cudaMemcpy does by contract,
+    a cudaMemcpyAsync from pageable memory does in practice. A call is matched to its copy by
+    (process, correlation id).
+    """
+    m = api.of("memcpy", "memcpy_async", "memset")
+    if not np.any(m) or len(copy_corr) == 0:
+        return np.zeros(0, dtype=np.int64)
+    rows = np.flatnonzero(m)
+    ckey = (api.pid[rows].astype(np.int64) << 32) | (api.correlation_id[rows].astype(np.int64) & 0xFFFFFFFF)
+    order = np.argsort(ckey, kind="stable")
+    ckey = ckey[order]
+    kkey = (copies.pid.astype(np.int64) << 32) | (copy_corr.astype(np.int64) & 0xFFFFFFFF)
+    pos = np.minimum(np.searchsorted(ckey, kkey), len(ckey) - 1)
+    hit = (copy_corr > 0) & (ckey[pos] == kkey)
+    call = rows[order[pos[hit]]]
+    blocking = api.end[call] >= copies.end[hit]
+    return np.unique(call[blocking])
+
+
+def blocked_sets(api: ApiCalls, copy_rows: np.ndarray) -> dict[int, iv.Merged]:
+    """Per process, where the host was blocked on the GPU: sync calls and the blocking copy calls."""
+    rows = np.union1d(np.flatnonzero(api.of("sync")), copy_rows)
+    return iv.grouped_merge(api.pid[rows].astype(np.int64), api.start[rows], api.end[rows])
+
+
+def alloc_summary(api: ApiCalls, window: tuple[int, int] | None) -> AllocSummary:
+    """Allocation and free calls, in all and inside the GPUs' active window [first, last GPU operation)."""
+    m = api.of("alloc", "free")
+    pid, start, end = api.pid[m], api.start[m], api.end[m]
+    inside = np.zeros(len(start), dtype=bool) if window is None else (start < window[1]) & (end > window[0])
+    return AllocSummary(calls=int(m.sum()), time_ns=_per_process_union(pid, start, end),
+                        calls_in_window=int(inside.sum()),
+                        time_in_window_ns=_per_process_union(pid[inside], start[inside], end[inside]))

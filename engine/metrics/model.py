@@ -156,15 +156,54 @@ class Gap(_Model):
     recoverable_ns: int = Field(0, description="what the fix of its cause can recover of this gap")
 
 
+class HostWork(_Model):
+    """What the host was doing in a device's host-work gaps (cause cpu_stall), from one source."""
+
+    source: str = Field(description="os_runtime (OS calls, outermost only) or cpu_samples (leaf function)")
+    name: str
+    ns: int | None = Field(None, description="os_runtime: gap time its calls cover")
+    samples: int | None = Field(None, description="cpu_samples: samples taken inside the gaps")
+    share_pct: float = Field(description="of the host-work gap time (os_runtime) or of the samples in it")
+
+
+class DeviceRead(_Model):
+    """A framework call site that reads a device value (NVTX range such as aten::item): the host waits."""
+
+    name: str = Field(description="the range name without its op id / sequence suffix")
+    count: int
+    range_ns: int = Field(description="union of its ranges per process, summed over processes")
+    host_blocked_ns: int = Field(description="time inside them the host spent blocked on the GPU (sync calls, "
+                                             "copy calls that waited for their copy)")
+    gpu_idle_ns: int = Field(description="in-window GPU idle gaps that start while the host is inside them, "
+                                         "Σ over devices")
+    recoverable_ns: int = Field(description="of those gaps that are synchronisation round trips, what running ahead "
+                                            "recovers (as for gap cause sync), Σ over devices")
+
+
+class DeviceReads(_Model):
+    """Framework calls that read device values (DeviceRead per call site) and their totals.
+
+    The totals are over the union of every call site's ranges, so call sites nested in one another
+    (aten::item inside aten::is_nonzero) count their shared time once.
+    """
+
+    sites: list[DeviceRead]
+    host_blocked_ns: int
+    gpu_idle_ns: int
+    recoverable_ns: int
+
+
 class DeviceGaps(_Model):
     """Idle gaps of one device inside its active window (first to last GPU operation).
 
     Each gap has one cause (engine/metrics/gaps.py): overhead (the part profiler overhead covers),
-    cpu_stall (host work outside the GPU API), sync / copy_wait (the host blocked on the GPU when it
-    ran dry: a round trip), launch, alloc, mpi (the call kind covering most of the gap), unknown (no
-    host calls captured). `recoverable_by_cause` is what each cause's fix can recover as the trace
-    proves it: min(gap, busy interval before it) for round trips; for host work and MPI together at
-    most the device's busy time (work overlapped with GPU work can hide only behind GPU work); the gap
+    cpu_stall (host work outside the GPU API: most of the gap and at least 1 ms, or most of a gap no
+    wait explains), sync / copy_wait (the host blocked on the GPU when it ran dry, and running ahead
+    would hide most of the gap: a round trip), launch, alloc, mpi (the call kind covering most of the
+    gap), unknown (no host calls captured). `recoverable_by_cause` is what each
+    cause's fix can recover as the trace proves it: min(gap, busy interval before it) for round
+    trips; for host work and MPI together at most the device's busy time (work overlapped with GPU
+    work can hide only behind GPU work); the gap
     for launch; the calls' own time for alloc; nothing for overhead.
     """
 
@@ -181,6 +220,9 @@ class DeviceGaps(_Model):
     critical_busy_ns: int = Field(
         0, description="busy time the host waited on (busy intervals ending while it was blocked in a sync, "
                        "copy or MPI call, and the last one): faster GPU work shortens the run only there")
+    host_work: list[HostWork] = Field(
+        default_factory=list, description="what the host was doing in the host-work gaps, where the export "
+                                          "has OS runtime calls or CPU samples (largest share first)")
     histogram: list[GapBucket]
     largest: list[Gap]
 
@@ -235,6 +277,16 @@ class CopyStats(_Model):
     pinned_rate_basis: str | None = Field(None, description="where that rate comes from")
 
 
+class RoundTrip(_Model):
+    """Copies of one size that go to the device and come back, again and again."""
+
+    bytes: int
+    htod_count: int
+    htod_ns: int
+    dtoh_count: int
+    dtoh_ns: int
+
+
 class CopyTotals(_Model):
     """Copies summed by direction."""
 
@@ -257,6 +309,14 @@ class CopySummary(_Model):
     pageable_share_pct: float | None = Field(None, description="pageable / host-side bytes × 100")
     by_direction: list[CopyTotals]
     by_kind: list[CopyStats]
+    round_trips: list[RoundTrip] = Field(
+        default_factory=list, description="sizes copied host→device and back at least twice each way, the "
+                                          "largest by time first (at most 10; round_trip_* are totals over all)")
+    round_trip_count: int = Field(0, description="Σ over those sizes of min(HtoD count, DtoH count)")
+    round_trip_ns: int = Field(0, description="time of all their copies")
+    round_trip_resident_saving_ns: int = Field(
+        0, description="what keeping those buffers resident on the device would save: all their copies but "
+                       "the first upload and the last download of each size")
 
 
 class MemsetStats(_Model):
@@ -288,6 +348,20 @@ class SyncSummary(_Model):
     by_api: list[ApiBlocked]
     gpu_sync_events: dict[str, int] = Field(default_factory=dict, description="count by sync type")
     gpu_sync_time_ns: dict[str, int] = Field(default_factory=dict, description="time by sync type")
+    blocking_copy_calls: int = Field(
+        0, description="copy and memset calls that returned only after their GPU operation ended: the host "
+                       "waited like in a sync call, whatever the call's name (a pageable cudaMemcpyAsync does)")
+    blocking_copy_ns: int = Field(0, description="host time in those calls: union per process, summed over processes")
+    blocking_copy_pct_of_span: float | None = Field(None, description="per process, like cpu_blocked_pct_of_span")
+
+
+class AllocSummary(_Model):
+    """Device memory allocation and free calls (cudaMalloc/cudaFree, cuMemAlloc, hipMalloc, ...)."""
+
+    calls: int
+    time_ns: int = Field(description="union per process of the calls, summed over processes")
+    calls_in_window: int = Field(description="calls inside the GPUs' active window (steady state)")
+    time_in_window_ns: int = Field(description="their time, union per process, summed over processes")
 
 
 class LaunchApiStats(_Model):
@@ -410,6 +484,9 @@ class ProfileSummary(_Model):
     copies: CopySummary | None = None
     memsets: list[MemsetStats] | None = None
     sync: SyncSummary | None = None
+    device_reads: DeviceReads | None = Field(
+        None, description="framework calls that read device values, by call site; None when no markers")
+    allocations: AllocSummary | None = None
     launch: LaunchSummary | None = None
     streams: list[StreamStats]
     markers: MarkerSummary | None = None

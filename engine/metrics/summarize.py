@@ -21,6 +21,7 @@ from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops, device_activity, stream_stats
 from engine.metrics.degraded import rocpd_capture_checks
 from engine.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
+from engine.metrics.host_work import device_reads, host_work
 from engine.metrics.kernels import kernel_names, kernel_stats, launch_configs
 from engine.metrics.model import (
     CopyStats,
@@ -33,8 +34,9 @@ from engine.metrics.model import (
     ProfileSummary,
     QueryFileRef,
     SkippedItem,
+    SyncSummary,
 )
-from engine.metrics.transfers import COPY_CODES, copy_stats, host_link, memset_stats
+from engine.metrics.transfers import COPY_CODES, copy_stats, host_link, memset_stats, round_trips
 from engine.phases.detect import DEFAULT_MAX_PHASES, detect_phases
 from engine.phases.model import PhaseSummary
 from engine.profile.detect import detect
@@ -177,7 +179,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     other_warnings: list[str] = []
     kernel_job = pool.submit(_kernel_side, path, rel.query_set, kernel_warnings)
     digest_job = pool.submit(sha256_of, path)  # hashlib releases the GIL too
-    copies, cx = _ops(rel, "copies", other_warnings, ("bytes",), COPY_CODES)
+    copies, cx = _ops(rel, "copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
     memsets, _ = _ops(rel, "memsets", other_warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
     marker_scan = host_metrics.scan_markers(rel) if rel.available("markers") else None
@@ -225,6 +227,8 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     devices: list[DeviceSummary] = []
     gaps: list[DeviceGaps] = []
     gap_tables: list[GapTable] = []
+    copy_rows = host_metrics.blocking_copy_rows(api, copies, cx["correlation_id"]) if api is not None \
+        else np.zeros(0, dtype=np.int64)
     for dev_id in sorted(set(hardware) | set(acts)):
         info, hw = hardware.get(dev_id, ({}, HardwareLimits()))
         act = acts.get(dev_id)
@@ -251,7 +255,10 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             host = host_metrics.host_sets(api, all_pids_by_device.get(dev_id, set()), mpi_iv, overhead_iv)
             table = classify_gaps(dev_id, act.busy, host)
             gap_tables.append(table)
-            gaps.append(device_gaps(act.busy, table, int(span_start), int(span_end)))
+            dg = device_gaps(act.busy, table, int(span_start), int(span_end))
+            if host is not None:
+                dg = dg.model_copy(update={"host_work": host_work(rel, table, all_pids_by_device.get(dev_id, set()))})
+            gaps.append(dg)
 
     used = [d for d in devices if d.used]
     exposed_copy = sum(iv.subtract_length(a.copies, a.kernels) for a in acts.values())
@@ -276,11 +283,13 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             skipped.append(SkippedItem(what="copies.pageable_share",
                                        reason="the profile does not record whether host memory was "
                                               "pageable or pinned"))
+        trips, trip_count, trip_ns, trip_saving = round_trips(cx, copies.duration)
         copies_summary = CopySummary(
             count=len(copies.start), bytes=sum(t.bytes for t in by_dir), total_ns=int(copies.duration.sum()),
             busy_ns=sum(iv.length(a.copies) for a in acts.values()), exposed_ns=exposed_copy,
             pageable_bytes=pageable, pageable_share_pct=(100.0 * pageable / host_bytes) if host_bytes else None,
-            by_direction=by_dir, by_kind=by_kind)
+            by_direction=by_dir, by_kind=by_kind, round_trips=trips, round_trip_count=trip_count,
+            round_trip_ns=trip_ns, round_trip_resident_saving_ns=trip_saving)
 
     summary = ProfileSummary(
         pa_version=__version__,
@@ -296,7 +305,12 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         gpu=gpu, devices=devices, idle_gaps=gaps, kernels=kstats,
         copies=copies_summary,
         memsets=memsets_summary,
-        sync=host_metrics.sync_summary(rel, api, span) if api else None,
+        sync=_sync_with_blocking_copies(host_metrics.sync_summary(rel, api, span), api, copy_rows,
+                                        span) if api else None,
+        device_reads=device_reads(rel, gap_tables, all_pids_by_device,
+                                  host_metrics.blocked_sets(api, copy_rows) if api else {})
+        if rel.available("markers") else None,
+        allocations=host_metrics.alloc_summary(api, _window(gpu, span_start)) if api else None,
         launch=host_metrics.launch_summary(api, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
         streams=streams_job.result(),
         markers=marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None,
@@ -338,6 +352,23 @@ def _gpu_totals(used: list[DeviceSummary], gaps: list[DeviceGaps], kernel_count:
         critical_busy_ns=sum(g.critical_busy_ns for g in gaps),
         first_operation_ns=min((g.leading_idle_ns for g in gaps), default=None),
         last_operation_ns=(span - min(g.trailing_idle_ns for g in gaps)) if gaps else None)
+
+
+def _sync_with_blocking_copies(sync: SyncSummary, api: host_metrics.ApiCalls, rows: np.ndarray,
+                               span: int) -> SyncSummary:
+    """The sync summary plus the copy calls that blocked the host like a sync call (`rows` of api)."""
+    calls = len(rows)
+    ns = sum(iv.grouped_union_length(api.pid[rows].astype(np.int64), api.start[rows], api.end[rows]).values())
+    return sync.model_copy(update={
+        "blocking_copy_calls": calls, "blocking_copy_ns": ns,
+        "blocking_copy_pct_of_span": (100.0 * ns / (span * sync.process_count)) if span else None})
+
+
+def _window(gpu: GpuTotals, span_start: int | None) -> tuple[int, int] | None:
+    """The GPUs' active window in absolute ns: first to last GPU operation on any device."""
+    if span_start is None or gpu.first_operation_ns is None or gpu.last_operation_ns is None:
+        return None
+    return span_start + gpu.first_operation_ns, span_start + gpu.last_operation_ns
 
 
 def _with_gap_causes(phases: list[PhaseSummary] | None, tables: list[GapTable],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.metrics.model import CopyStats, CopyTotals, HardwareLimits, MemsetStats
+from engine.metrics.model import CopyStats, CopyTotals, HardwareLimits, MemsetStats, RoundTrip
 from engine.profile.canonical import DIRECTIONS, MEMORY_KINDS
 from engine.profile.relations import VALID, Relations
 
@@ -168,3 +168,37 @@ def memset_stats(rel: Relations) -> list[MemsetStats]:
             SELECT coalesce(mem_kind, 'unknown'), count(*), sum(bytes), sum("end" - start), count(bytes)
             FROM pa_memsets WHERE {VALID} GROUP BY 1 ORDER BY 4 DESC, 1""")
     ]
+
+
+ROUND_TRIPS_LISTED = 10
+
+
+def round_trips(cols: dict[str, np.ndarray], duration: np.ndarray) -> tuple[list[RoundTrip], int, int, int]:
+    """Sizes copied host→device and back at least twice each way: (largest ones, count, time, saving).
+
+    The trace names no buffer, only sizes: a size that goes up and comes back again and again, in a
+    loop, is most likely the same buffers crossing the link every iteration (OpenMP `map(tofrom:)` in
+    a loop, an explicit upload/download per step). Keeping them resident on the device leaves the
+    first upload and the last download of each size: the saving is every other copy's time.
+    """
+    nbytes = np.where(cols["bytes"] < 0, 0, cols["bytes"])
+    d = cols["direction_code"]
+    htod, dtoh = d == DIRECTIONS.index("HtoD"), d == DIRECTIONS.index("DtoH")
+    out = []
+    count = total = saving = 0
+    if not np.any(htod) or not np.any(dtoh):
+        return [], 0, 0, 0
+    up_sizes, up_n = np.unique(nbytes[htod], return_counts=True)
+    down_sizes, down_n = np.unique(nbytes[dtoh], return_counts=True)
+    both, iu, idn = np.intersect1d(up_sizes, down_sizes, return_indices=True)
+    for size, nu, nd in zip(both.tolist(), up_n[iu].tolist(), down_n[idn].tolist(), strict=True):
+        if size <= 0 or nu < 2 or nd < 2:
+            continue
+        tu = int(duration[htod & (nbytes == size)].sum())
+        td = int(duration[dtoh & (nbytes == size)].sum())
+        count += min(nu, nd)
+        total += tu + td
+        saving += tu * (nu - 1) // nu + td * (nd - 1) // nd
+        out.append(RoundTrip(bytes=int(size), htod_count=nu, htod_ns=tu, dtoh_count=nd, dtoh_ns=td))
+    out.sort(key=lambda r: (-(r.htod_ns + r.dtoh_ns), r.bytes))
+    return out[:ROUND_TRIPS_LISTED], count, total, saving

@@ -150,6 +150,7 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("pid", "int", "process id"),
         ("tid", "int", "thread id"),
         ("time", "int", "sample time, ns"),
+        ("function", "text", "function the sample was taken in (leaf of the call chain); NULL when unknown"),
     ),
     "devices": _cols(
         ("device", "int", "device number as the activity records carry it"),

@@ -174,7 +174,7 @@ def key_metrics(s: ProfileSummary) -> KeyMetrics:
     )
 
 
-def _headline(hyps: list[ReportHypothesis], skipped: int) -> Headline:
+def _headline(hyps: list[ReportHypothesis], skipped: int, gpu_captured: bool = True) -> Headline:
     """The headline follows the ranking: its first finding, worded by what that finding can claim."""
     if not hyps:
         text = "No bottleneck found by the rules"
@@ -195,7 +195,7 @@ def _headline(hyps: list[ReportHypothesis], skipped: int) -> Headline:
             p = proven[0]
             text += (f" Largest demonstrated gain: {p.title} ({p.bottleneck_type}): "
                      f"{gain_text(p.claim, p.runtime_fraction_pct, None, p.estimated_speedup_pct_upper)}.")
-        else:
+        elif gpu_captured:
             text += " No finding demonstrates a gain of medium or high impact in the GPU's active window."
         return Headline(text=text, **ref)
     if h.claim == "recoverable":
@@ -310,12 +310,14 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: Run
                 query_files.append(trace)
     when = run.generated_at or datetime.now(timezone.utc)
     # The LLM's marks (engine rank, reasons, rewritten parts) and the headline's note on the rules' primary.
-    hyps, headline = annotate(hyps, _headline(hyps, sum(1 for k in skipped if k.stage in ("summary", "rules"))), llm)
+    metrics = key_metrics(main_summary)
+    hyps, headline = annotate(hyps, _headline(hyps, sum(1 for k in skipped if k.stage in ("summary", "rules")),
+                                              metrics.gpu_activity_captured), llm)
     return Report(
         headline=headline,
         profiles=[_profile_ref(s, run.keep_paths) for s in summaries],
         primary_profile=primary,
-        summary=key_metrics(main_summary),
+        summary=metrics,
         hypotheses=hyps,
         time_claims_ns=dict(getattr(rule_result, "claims", {}) or {}),
         time_buckets_ns=dict(getattr(rule_result, "buckets", {}) or {}),

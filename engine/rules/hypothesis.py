@@ -12,8 +12,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# allocation (device memory allocated and freed in the steady state), compilation (JIT and module
+# loading while the GPU waits) and communication (collective kernels such as NCCL/RCCL) joined the
+# original eight in report schema 1.4: none of those said what such a finding is about.
 BottleneckType = Literal["compute_bound", "memory_bound", "mpi_latency", "mpi_imbalance",
-                         "cpu_launch_overhead", "synchronization", "io", "other"]
+                         "cpu_launch_overhead", "synchronization", "io", "allocation", "compilation",
+                         "communication", "other"]
 Impact = Literal["high", "medium", "low"]
 ActionCategory = Literal["runtime_config", "launch_config", "code_optimization", "algorithm"]
 Bucket = Literal["compute", "exposed_copy", "exposed_communication", "sync", "idle"]

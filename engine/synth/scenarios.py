@@ -492,6 +492,71 @@ def stream_serialization() -> Scenario:
     return b.done(["compute_bound"], "independent chains serialized on one stream with 8/108 wave fill")
 
 
+def sync_copies() -> Scenario:
+    """Each step reads a small result back with a synchronous cudaMemcpy: the GPU waits for the host."""
+    rng = random.Random(19)
+    b = _Builder("sync_copies", "300 x (kernel 120-180 µs, synchronous 4 KiB DtoH cudaMemcpy, 20 µs host work)")
+    t = T0
+    for _ in range(300):
+        api_end, _ = b.launch(t, 5 * US, rng.randint(120, 180) * US, K_REDUCE)
+        end, _ = b.copy(api_end + US, 4096, 2.0e9, "DtoH", "device", "pinned", sync_api=True)
+        t = end + 20 * US
+    return b.done(["synchronization"], "the GPU idles ~30 µs after every read-back: ~15 % of the span")
+
+
+def device_reads() -> Scenario:
+    """A framework loop that reads a device value every step (aten::is_nonzero around a stream sync)."""
+    rng = random.Random(20)
+    b = _Builder("device_reads", "200 x (kernel 250-350 µs, aten::is_nonzero waiting for it, 40 µs host work)")
+    t = T0
+    for op in range(200):
+        api_end, _ = b.launch(t, 6 * US, rng.randint(250, 350) * US, K_REDUCE)
+        r0 = api_end + US
+        end = b.sync(r0 + 2 * US, "stream_sync")
+        b.marker(r0, end + US, f"aten::is_nonzero, op_id = {1000 + 3 * op}")
+        b.marker(r0 + US, end, f"aten::item, op_id = {1001 + 3 * op}")
+        t = end + 40 * US
+    return b.done(["synchronization"], "the host reads a device value each step; the GPU idles ~55 µs per step")
+
+
+def alloc_churn() -> Scenario:
+    """Allocation around every kernel: cudaFree waits for the kernel, the GPU idles meanwhile."""
+    rng = random.Random(21)
+    b = _Builder("alloc_churn", "150 x (cudaMalloc ~250 µs, kernel 500 µs, cudaFree waiting for it, +150 µs)")
+    t = T0
+    for _ in range(150):
+        t = b.api(t, rng.randint(200, 300) * US, "malloc")
+        api_end, k_end = b.launch(t + US, 5 * US, 500 * US, K_STENCIL, grid=(1728, 1, 1))
+        t = b.api(api_end + US, (k_end - api_end - US) + 150 * US, "free") + 5 * US
+    return b.done(["allocation"], "alloc/free cover ~400 µs of GPU idle per ~900 µs step")
+
+
+def round_trip_copies() -> Scenario:
+    """The same two 32 MiB buffers go to the GPU and come back around every step (map(tofrom:) in a loop)."""
+    b = _Builder("round_trip_copies", "25 x (HtoD 2 x 32 MiB, kernel 1 ms, DtoH 2 x 32 MiB), pinned, one stream")
+    t = T0
+    bw = 24.0e9
+    for _ in range(25):
+        for _ in range(2):
+            t, _ = b.copy(t + US, 32 * MIB, bw, "HtoD", "pinned", "device", sync_api=False)
+        t, _ = b.launch(t + US, 5 * US, 1 * MS, K_STENCIL, grid=(1728, 1, 1))
+        for _ in range(2):
+            t, _ = b.copy(t + US, 32 * MIB, bw, "DtoH", "device", "pinned", sync_api=False)
+        t = b.sync(t + US, "stream_sync") + 10 * US
+    return b.done(["memory_bound"], "copies ~85 % of the span; all but the first upload and last download redundant")
+
+
+def gpu_not_captured() -> Scenario:
+    """The host launches and waits on the GPU most of the time, but no GPU records were captured."""
+    b = _Builder("gpu_not_captured", "host-side only: 200 x (launch, 2 ms stream sync, 100 µs host work)")
+    t = T0
+    for _ in range(200):
+        t = b.api(t, 6 * US, "launch", corr=b.corr())
+        t = b.api(t + US, 2 * MS, "stream_sync")
+        t += 100 * US
+    return b.done(["other"], "no GPU records; the host is blocked ~95 % of the span: GPU-bound, capture the GPU")
+
+
 # --------------------------------------------------------------------------------------------
 # README demo and benchmark.
 # --------------------------------------------------------------------------------------------
@@ -595,6 +660,11 @@ ALL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "dominant_kernel": dominant_kernel,
     "host_idle_gaps": host_idle_gaps,
     "host_bound": host_bound,
+    "sync_copies": sync_copies,
+    "device_reads": device_reads,
+    "alloc_churn": alloc_churn,
+    "round_trip_copies": round_trip_copies,
+    "gpu_not_captured": gpu_not_captured,
     "multi_stream_overlap": multi_stream_overlap,
     "nvtx_nested": nvtx_nested,
     "mpi_collectives": mpi_collectives,
