@@ -18,6 +18,7 @@ class BuildPyWithData(build_py):
     """build_py that also copies the data directories into the built package."""
 
     def run(self) -> None:
+        """Build the package, then copy the data directories beside it."""
         super().run()
         root = Path(__file__).parent
         target = Path(self.build_lib) / "engine" / "_data"

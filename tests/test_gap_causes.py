@@ -103,11 +103,13 @@ def test_copy_wait_alloc_mpi_and_unknown() -> None:
 SYNC = re.compile(r"^cu(da)?(Device|Stream|Event|Ctx|Thread)Synchronize")
 KINDS = (("sync", lambda n: bool(SYNC.match(n))),
          ("copy", lambda n: n.startswith(("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset"))),
+         ("compile", lambda n: n.startswith(("cuModuleLoad", "cuLibraryLoad", "cudaLibraryLoad", "cuLinkComplete",
+                                             "cuLinkAdd", "nvrtcCompileProgram"))),
          ("launch", lambda n: n.startswith(("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKernel",
                                             "cudaGraphLaunch", "cuGraphLaunch", "cuLaunchCooperativeKernel"))),
          ("alloc", lambda n: n.startswith(("cudaMalloc", "cudaHostAlloc", "cuMemAlloc", "cuMemHostAlloc",
                                            "cudaFree", "cuMemFree"))))
-OWNER_OF = {"sync": "sync", "copy": "copy_wait", "launch": "launch", "alloc": "alloc"}
+OWNER_OF = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "launch": "launch", "alloc": "alloc"}
 
 
 def _merge(pairs):
@@ -143,12 +145,18 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                          'WHERE "end" >= start').fetchall()
     over = conn.execute('SELECT start, "end", (globalTid >> 24) & 16777215 FROM PROFILER_OVERHEAD').fetchall() \
         if "PROFILER_OVERHEAD" in tables else []
+    jit = conn.execute(
+        'SELECT c.start, c."end", (c.globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_OVERHEAD c '
+        "JOIN ENUM_CUPTI_OVERHEAD_TYPE t ON t.id = c.overheadType WHERE t.label LIKE '%(CUDA)%' "
+        "AND (t.label LIKE '%JIT%' OR t.label LIKE '%compil%' OR t.label LIKE '%loading%')").fetchall() \
+        if {"CUPTI_ACTIVITY_KIND_OVERHEAD", "ENUM_CUPTI_OVERHEAD_TYPE"} <= tables else []
     conn.close()
     out = {}
     for dev in sorted({o[2] for o in ops}):
         pids = {o[3] for o in ops if o[2] == dev}
         busy = _merge([(o[0], o[1]) for o in ops if o[2] == dev])
-        sets = {k: _merge([(s, e) for s, e, n, p in calls if p in pids and test(names.get(n, ""))])
+        sets = {k: _merge([(s, e) for s, e, n, p in calls if p in pids and test(names.get(n, ""))]
+                          + ([(s, e) for s, e, p in jit if p in pids] if k == "compile" else []))
                 for k, test in KINDS}
         ov = _merge([(s, e) for s, e, p in over if p in pids])
         every = _merge([tuple(x) for m in (*sets.values(), ov) for x in m])
@@ -175,11 +183,13 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                 owner, r = "copy_wait", min(rest, prev)
             elif 2 * own > rest:
                 owner, r = "cpu_stall", rest
+            elif 2 * cover["compile"] >= rest:
+                owner, r = "compile", cover["compile"]
             else:
                 kind = max(cover, key=lambda k: (cover[k], -[k for k, _ in KINDS].index(k)))
                 owner = OWNER_OF[kind]
                 r = {"sync": min(rest, prev), "copy_wait": min(rest, prev), "launch": rest,
-                     "alloc": cover["alloc"]}[owner]
+                     "alloc": cover["alloc"], "compile": cover["compile"]}[owner]
             idle[owner] += rest
             if owner == "cpu_stall":
                 stall_rec.append(r)

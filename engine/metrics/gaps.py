@@ -19,8 +19,9 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
    bookkeeping, the next launch) was serialised by the wait.
    Otherwise `cpu_stall` too when more than half of the rest is the host's own time: more host work
    than GPU work it could hide behind.
-4. otherwise the kind of call covering most of the gap: `launch`, `alloc`, `mpi` (or `sync` /
-   `copy_wait` for blocking calls that began inside the gap).
+4. otherwise the kind of call covering most of the gap: `compile` (module loading, JIT, the driver's
+   lazy loading), `launch`, `alloc`, `mpi` (or `sync` / `copy_wait` for blocking calls that began
+   inside the gap).
 5. `unknown`: the profile holds no host API calls at all, so nothing can be said of the host.
 
 Recoverable time, per gap, is what the trace proves the named fix can remove (the counterfactual):
@@ -35,6 +36,8 @@ Recoverable time, per gap, is what the trace proves the named fix can remove (th
   in the gap, so the kernels would run back to back: at most the gap;
 - alloc: the allocation calls go (a memory pool, allocations hoisted out of the loop): at most the
   part of the gap those calls cover;
+- compile: the modules are loaded and compiled before the timed work (a warm-up, cached or
+  ahead-of-time compiled kernels): at most the part of the gap the loading and JIT cover;
 - overhead, unknown: nothing.
 
 Busy time is on the critical path when the host waited for it: the busy intervals that end while the
@@ -52,7 +55,7 @@ import numpy as np
 from engine.metrics import intervals as iv
 from engine.metrics.model import DeviceGaps, Gap, GapBucket
 
-GAP_CAUSES = ("sync", "copy_wait", "launch", "alloc", "mpi", "cpu_stall", "overhead", "unknown")
+GAP_CAUSES = ("sync", "copy_wait", "launch", "alloc", "compile", "mpi", "cpu_stall", "overhead", "unknown")
 _CODE = {c: i for i, c in enumerate(GAP_CAUSES)}
 
 # Idle-gap histogram buckets, ns: <10 µs, 10–100 µs, 100 µs–1 ms, 1–10 ms, 10–100 ms, >100 ms.
@@ -68,9 +71,11 @@ LARGEST_GAPS = 10
 # The host's own time in a gap from which it is host work of its own rather than the bookkeeping of a
 # synchronisation round trip (µs of wake-up, loop and launch): 1 ms is a hundred launch latencies.
 HOST_WORK_MIN_NS = 1_000_000
-# Host kinds whose coverage of a gap is measured, in the order ties are broken.
-_KINDS = ("sync", "copy", "launch", "alloc", "mpi")
-_OWNER_OF_KIND = {"sync": "sync", "copy": "copy_wait", "launch": "launch", "alloc": "alloc", "mpi": "mpi"}
+# Host kinds whose coverage of a gap is measured, in the order ties are broken: module loading inside
+# a launch call (lazy loading) is compilation, not launch overhead.
+_KINDS = ("sync", "copy", "compile", "launch", "alloc", "mpi")
+_OWNER_OF_KIND = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "launch": "launch", "alloc": "alloc",
+                  "mpi": "mpi"}
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,8 @@ class HostSets:
     """Merged host intervals of the processes using one device, by kind (calls of all their threads).
 
     sync: synchronising calls; copy: memcpy/memset calls; launch: kernel and graph launches;
-    alloc: allocation and free calls; mpi: MPI calls; overhead: profiler overhead records.
+    alloc: allocation and free calls; compile: module loading and JIT (API calls, and the driver's own
+    lazy-loading and JIT records); mpi: MPI calls; overhead: profiler overhead records.
     """
 
     sync: iv.Merged
@@ -87,11 +93,12 @@ class HostSets:
     alloc: iv.Merged
     mpi: iv.Merged
     overhead: iv.Merged
+    compile: iv.Merged = iv.EMPTY
 
     def kinds(self) -> dict[str, iv.Merged]:
         """The API and MPI sets by kind name (overhead apart)."""
-        return {"sync": self.sync, "copy": self.copy, "launch": self.launch, "alloc": self.alloc,
-                "mpi": self.mpi}
+        return {"sync": self.sync, "copy": self.copy, "compile": self.compile, "launch": self.launch,
+                "alloc": self.alloc, "mpi": self.mpi}
 
 
 @dataclass
@@ -151,8 +158,13 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None) -> GapTab
     recoverable = np.zeros(n, dtype=np.int64)
     top_cover = stacked[top, np.arange(n)] if n else np.zeros(0, dtype=np.int64)
     # Fallback owners (the call kind covering most of the gap) and their recoverable time.
+    # Module loading and JIT run inside other calls (a launch that loads its module lazily): when they
+    # cover most of the gap, they are its cause, whatever call contains them.
+    compiling = 2 * cover["compile"] >= rest
+    owner[compiling] = _CODE["compile"]
+    top_cover = np.where(compiling, cover["compile"], top_cover)
     for name, rec in (("sync", r_prev), ("copy_wait", r_prev), ("launch", rest), ("alloc", top_cover),
-                      ("mpi", rest)):
+                      ("compile", top_cover), ("mpi", rest)):
         m = owner == _CODE[name]
         recoverable[m] = rec[m]
     # Host work dominates a gap that no wait explains.

@@ -36,7 +36,7 @@ TOP_LEVEL_LISTED = 50
 # API kinds fetched as integers in one pass; "other" calls (tens of millions of HSA calls in rocpd
 # files) are never fetched: only their time extent is asked for, for the span.
 KIND_CODES = {"launch": 1, "graph_launch": 2, "memcpy": 3, "memcpy_async": 4, "memset": 5, "sync": 6,
-              "alloc": 7, "free": 8}
+              "alloc": 7, "free": 8, "module": 9}
 
 
 @dataclass
@@ -436,7 +436,8 @@ def overhead_summary(overhead: Intervals, span_ns: int) -> OverheadSummary:
                            pct_of_span=_pct(total, span_ns * processes))
 
 
-def host_sets(api: ApiCalls | None, pids: set[int], mpi: Intervals, overhead: Intervals) -> HostSets | None:
+def host_sets(api: ApiCalls | None, pids: set[int], mpi: Intervals, overhead: Intervals,
+              driver_jit: Intervals | None = None) -> HostSets | None:
     """Merged host intervals of the processes `pids` by kind, for the gaps of one device.
 
     None when the profile holds no host API calls at all: nothing can then be said of what the host
@@ -460,9 +461,14 @@ def host_sets(api: ApiCalls | None, pids: set[int], mpi: Intervals, overhead: In
         m = of_pids(ivs[0])
         return iv.merge(ivs[1][m], ivs[2][m])
 
+    module = pm & api.of("module")
+    jit = driver_jit if driver_jit is not None else (np.zeros(0, dtype=np.int64),) * 3
+    jm = of_pids(jit[0])
+    compile_set = iv.merge(np.concatenate([api.start[module], jit[1][jm]]),
+                           np.concatenate([api.end[module], jit[2][jm]]))
     return HostSets(sync=merged("sync"), copy=merged("memcpy", "memcpy_async", "memset"),
                     launch=merged("launch", "graph_launch"), alloc=merged("alloc", "free"),
-                    mpi=merged_iv(mpi), overhead=merged_iv(overhead))
+                    mpi=merged_iv(mpi), overhead=merged_iv(overhead), compile=compile_set)
 
 
 def blocking_copy_rows(api: ApiCalls, copies: Ops, copy_corr: np.ndarray) -> np.ndarray:

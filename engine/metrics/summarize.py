@@ -50,7 +50,7 @@ GPU_RELATIONS = ("kernels", "copies", "memsets")
 # on a capture of ten million calls is a few hundred MB.
 OVERLAP_PHASES_MAX_CALLS = 2_000_000
 SPAN_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead",
-                  "os_calls")
+                  "os_calls", "driver_jit")
 # Relations whose presence (with at least one row) `ProfileSummary.captured` reports.
 CAPTURED_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls",
                       "os_calls", "cpu_samples", "overhead")
@@ -189,6 +189,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     rank = _single_rank(rel)
     mpi_iv = host_metrics.fetch_intervals(rel, "mpi_calls")
     overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
+    jit_iv = host_metrics.fetch_intervals(rel, "driver_jit")
     kernels, kx, knames = kernel_job.result()
     digest = digest_job.result()
     warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
@@ -252,7 +253,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             kernel_only_ns=kbusy - copy_kernel,
             first_activity_ns=int(act.busy[0][0]), last_activity_ns=int(act.busy[1][-1]), hardware=hw))
         if span_start is not None and span_end is not None:
-            host = host_metrics.host_sets(api, all_pids_by_device.get(dev_id, set()), mpi_iv, overhead_iv)
+            host = host_metrics.host_sets(api, all_pids_by_device.get(dev_id, set()), mpi_iv, overhead_iv, jit_iv)
             table = classify_gaps(dev_id, act.busy, host)
             gap_tables.append(table)
             dg = device_gaps(act.busy, table, int(span_start), int(span_end))

@@ -25,7 +25,7 @@ DIRECTIONS = ("HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "other")
 MEMORY_KINDS = ("pageable", "pinned", "device", "managed", "array", "unknown")
 SYNC_TYPES = ("event", "stream_wait", "stream", "context", "unknown")
 API_KINDS = ("launch", "graph_launch", "memcpy", "memcpy_async", "memset", "sync", "alloc", "free",
-             "other")
+             "module", "other")
 MARKER_KINDS = ("push_pop", "start_end")
 MPI_KINDS = ("p2p", "collective", "wait", "other")
 
@@ -135,6 +135,13 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("name", "text", "MPI function name, e.g. MPI_Allreduce"),
         ("kind", "text", "one of " + "/".join(MPI_KINDS)),
         ("bytes", "int", "payload bytes when recorded, else NULL"),
+    ),
+    "driver_jit": _cols(
+        ("pid", "int", "process id"),
+        ("tid", "int", "thread id"),
+        ("start", "int", "start, ns"),
+        ("end", "int", "end, ns"),
+        ("name", "text", "what the driver did: JIT compilation, module loading, lazy function loading"),
     ),
     "os_calls": _cols(
         _ROW_ID,
@@ -260,6 +267,7 @@ DOMAINS: dict[str, Domain] = {
     "processes": Domain(),
     "threads": Domain(),
     "overhead": Domain(_TIMES, _FAST_TIMES, counted_apart=True),
+    "driver_jit": Domain(_TIMES, _FAST_TIMES, counted_apart=True),
     # OS runtime calls can number in the millions (every read, poll and lock): checked while read.
     "os_calls": Domain(_TIMES, _FAST_TIMES),
     "cpu_samples": Domain((Check("time is not a number or outside [0, 2^62) ns",

@@ -22,12 +22,12 @@ _ACTIVITY = ("kernels", "copies", "memsets")
 SECTION_RELATIONS: dict[str, tuple[str, ...]] = {
     "summary.profile": ("meta", "devices"),
     "summary.span_ns": ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead",
-                        "os_calls"),
+                        "os_calls", "driver_jit"),
     # busy and kernel totals come from the activity relations; the active windows' idle by cause
     # also reads the host calls, MPI calls and profiler overhead of each device's processes
-    "summary.gpu": (*_ACTIVITY, "api_calls", "mpi_calls", "overhead"),
+    "summary.gpu": (*_ACTIVITY, "api_calls", "mpi_calls", "overhead", "driver_jit"),
     "summary.devices": ("devices", *_ACTIVITY),
-    "summary.idle_gaps": (*_ACTIVITY, "api_calls", "mpi_calls", "overhead"),
+    "summary.idle_gaps": (*_ACTIVITY, "api_calls", "mpi_calls", "overhead", "driver_jit", "os_calls", "cpu_samples"),
     "summary.kernels": ("kernels", "devices"),
     "summary.copies": ("copies", "devices"),
     "summary.memsets": ("memsets",),

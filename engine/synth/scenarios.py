@@ -546,6 +546,20 @@ def round_trip_copies() -> Scenario:
     return b.done(["memory_bound"], "copies ~85 % of the span; all but the first upload and last download redundant")
 
 
+def jit_in_loop() -> Scenario:
+    """Kernels compiled just in time inside the steady state: module loads between kernels, GPU idle."""
+    rng = random.Random(22)
+    b = _Builder("jit_in_loop", "120 steps of 3 x 400 µs kernels; every 4th step loads a module (3-5 ms)")
+    t = T0
+    for step in range(120):
+        if step % 4 == 0:
+            t = b.api(t, rng.randint(3000, 5000) * US, "other", name="cuModuleLoadData") + 5 * US
+        for _ in range(3):
+            t, _ = b.launch(t, 5 * US, 400 * US, K_STENCIL, grid=(1728, 1, 1))
+        t = b.sync(t + US, "stream_sync") + 10 * US
+    return b.done(["compilation"], "module loading between steps: the GPU idles ~4 ms every 4th step, ~40 %")
+
+
 def gpu_not_captured() -> Scenario:
     """The host launches and waits on the GPU most of the time, but no GPU records were captured."""
     b = _Builder("gpu_not_captured", "host-side only: 200 x (launch, 2 ms stream sync, 100 µs host work)")
@@ -665,6 +679,7 @@ ALL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "alloc_churn": alloc_churn,
     "round_trip_copies": round_trip_copies,
     "gpu_not_captured": gpu_not_captured,
+    "jit_in_loop": jit_in_loop,
     "multi_stream_overlap": multi_stream_overlap,
     "nvtx_nested": nvtx_nested,
     "mpi_collectives": mpi_collectives,

@@ -1,6 +1,6 @@
 -- relation: api_calls
 -- requires: CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId, nameId), StringIds(id, value)
--- description: CUDA runtime and driver API calls. The kind is read from the function name, covering every spelling across CUDA versions (cudaLaunchKernel_v7000, cudaLaunchKernelExC, cuLaunchKernel, cuLaunchKernelEx, cudaLaunchCooperativeKernel, graph launches). cudaStreamWaitEvent is not a CPU-blocking sync and stays "other".
+-- description: CUDA runtime and driver API calls. The kind is read from the function name, covering every spelling across CUDA versions (cudaLaunchKernel_v7000, cudaLaunchKernelExC, cuLaunchKernel, cuLaunchKernelEx, cudaLaunchCooperativeKernel, graph launches). cudaStreamWaitEvent is not a CPU-blocking sync and stays "other". Module loading and JIT linking (cuModuleLoad*, cuLibraryLoad*, cudaLibraryLoad*, cuLink*, nvrtcCompileProgram) are "module".
 -- Names are classified once per string, not once per call: DISTINCT keeps SQLite from flattening
 -- this CTE back into two dozen LIKE tests on every row. Every CUDA runtime and driver function
 -- name starts with "cu", so only those strings are classified (the CTE is built again for each
@@ -23,10 +23,13 @@ WITH kinds AS (
         WHEN s.value LIKE 'cudaMalloc%' OR s.value LIKE 'cudaHostAlloc%' OR s.value LIKE 'cuMemAlloc%'
           OR s.value LIKE 'cuMemHostAlloc%' THEN 'alloc'
         WHEN s.value LIKE 'cudaFree%' OR s.value LIKE 'cuMemFree%' THEN 'free'
+        WHEN s.value LIKE 'cuModuleLoad%' OR s.value LIKE 'cuLibraryLoad%' OR s.value LIKE 'cudaLibraryLoad%'
+          OR s.value LIKE 'cuLinkComplete%' OR s.value LIKE 'cuLinkAdd%' OR s.value LIKE 'nvrtcCompileProgram%'
+          THEN 'module'
         ELSE 'other'
     END AS kind
     FROM StringIds AS s
-    WHERE s.value LIKE 'cu%'
+    WHERE s.value LIKE 'cu%' OR s.value LIKE 'nvrtc%'
 )
 SELECT
     r.rowid AS row_id,
