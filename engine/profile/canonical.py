@@ -19,8 +19,12 @@ DIRECTIONS = ("HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "other")
 MEMORY_KINDS = ("pageable", "pinned", "device", "managed", "array", "unknown")
 SYNC_TYPES = ("event", "stream_wait", "stream", "context", "unknown")
 API_KINDS = ("launch", "graph_launch", "memcpy", "memcpy_async", "memset", "sync", "alloc", "free",
-             "other")
-MARKER_KINDS = ("push_pop", "start_end")
+             "communication", "other")
+# instant: a point in time (rocTX roctxMarkA, recorded with start == end); never nests, never top-level
+MARKER_KINDS = ("push_pop", "start_end", "instant")
+ALLOCATION_KINDS = ("alloc", "free", "realloc", "reclaim")
+ALLOCATION_LEVELS = ("real", "virtual", "scratch")
+KERNEL_CLASSES = ("compute", "communication")
 MPI_KINDS = ("p2p", "collective", "wait", "other")
 
 
@@ -76,6 +80,11 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("name", "text", "full demangled kernel name"),
         ("short_name", "text", "display name (function name without arguments)"),
     ),
+    "kernel_classes": _cols(
+        ("name_id", "int", "the kernels relation's name_id"),
+        ("class", "text", "what the kernel does: " + "/".join(KERNEL_CLASSES)
+         + " (communication: an RCCL/NCCL kernel moving data between GPUs)"),
+    ),
     "copies": _cols(
         *_ACTIVITY,
         ("bytes", "int", "bytes transferred"),
@@ -98,7 +107,8 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("end", "int", "end, ns"),
         ("name_id", "int", "integer key of the API name"),
         ("name", "text", "API function name as the runtime spells it"),
-        ("kind", "text", "what the call does: " + "/".join(API_KINDS)),
+        ("kind", "text", "what the call does: " + "/".join(API_KINDS)
+         + " (communication: a collective-communication library call, RCCL/NCCL)"),
         ("correlation_id", "int", "links to GPU work it issued; NULL when none"),
     ),
     "api_names": _cols(
@@ -129,6 +139,19 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("name", "text", "MPI function name, e.g. MPI_Allreduce"),
         ("kind", "text", "one of " + "/".join(MPI_KINDS)),
         ("bytes", "int", "payload bytes when recorded, else NULL"),
+    ),
+    "allocations": _cols(
+        _ROW_ID,
+        ("pid", "int", "process id"),
+        ("tid", "int", "thread id"),
+        ("device", "int", "device whose memory it is (as the activity records number it); NULL: host or unknown"),
+        ("start", "int", "start, ns"),
+        ("end", "int", "end, ns"),
+        ("kind", "text", "one of " + "/".join(ALLOCATION_KINDS)),
+        ("level", "text", "one of " + "/".join(ALLOCATION_LEVELS) + " (scratch: kernel scratch memory)"),
+        ("bytes", "int", "bytes allocated or freed (NULL when not recorded)"),
+        ("address", "int", "start address, when recorded"),
+        ("correlation_id", "int", "links to the API call that made it; NULL when none"),
     ),
     "devices": _cols(
         ("device", "int", "device number as the activity records carry it"),

@@ -1,6 +1,6 @@
 -- relation: mpi_calls
--- requires: rocpd_region(id, guid, pid, tid, start, end, name_id, event_id), rocpd_event(id, guid, category_id), rocpd_string(id, guid, string), rocpd_arg(guid, event_id, name, value)
--- description: MPI calls recorded by rocprof-sys (category 'mpi'); rocprofv3 does not intercept MPI
+-- requires: rocpd_region(id, guid, pid, tid, start, end, name_id, event_id), rocpd_event(id, guid, category_id), rocpd_string(id, guid, string), rocpd_arg(guid, event_id, name, value), rocpd_info_thread(id, guid, tid)
+-- description: MPI calls recorded by rocprof-sys (category 'mpi', through its PMPI wrappers); rocprofv3 does not intercept MPI. tid is the OS thread id (rocprof-sys stores the rocpd_info_thread key in the region).
 -- rank and bytes come from the call's args ('rank', 'bytes') when present, else NULL. Every part is
 -- guarded by EXISTS (SELECT 1 FROM cat), a constant SQLite checks once: a file without the 'mpi'
 -- category (every rocprofv3 file) costs no region or arg scan. Names that are runtime API names
@@ -45,7 +45,7 @@ WITH cat AS (
 SELECT
     NULL AS row_id,  -- MPI calls are few: read in one piece
     calls.pid AS pid,
-    calls.tid AS tid,
+    coalesce(t.tid, calls.tid) AS tid,
     args.rank AS rank,
     calls.start AS start,
     calls."end" AS "end",
@@ -54,3 +54,4 @@ SELECT
     args.bytes AS bytes
 FROM calls
 LEFT JOIN args ON args.guid = calls.guid AND args.event_id = calls.event_id
+LEFT JOIN rocpd_info_thread t ON t.id = calls.tid AND t.guid = calls.guid
