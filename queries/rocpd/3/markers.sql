@@ -15,6 +15,9 @@
 -- * tid is the OS thread id (rocprof-sys stores the rocpd_info_thread key in the region and track).
 -- * Regions and samples are two tables: the relation has no single driving table, so row_id is
 --   NULL and it is read in one piece (markers are a small share of the regions).
+-- * Every region is looked up in `names` (a few thousand strings) before its event: the guid is
+--   matched with a unary + so that it stays out of that lookup's key (compared only on the rows
+--   whose id matched), and the thread row is read only for the rows kept.
 WITH cat AS (
     SELECT DISTINCT guid, id FROM rocpd_string
     WHERE string IN ('MARKER_CORE_API', 'MARKER_CORE_RANGE_API', 'ROCTX', 'rocm_marker_api')
@@ -32,7 +35,7 @@ WITH cat AS (
            CASE WHEN n.text_in_event THEN json_extract(e.extdata, '$.message') ELSE n.name END AS name,
            n.text_in_event, n.kind
     FROM rocpd_region r
-    CROSS JOIN names n ON n.id = r.name_id AND n.guid = r.guid
+    CROSS JOIN names n ON n.id = r.name_id AND +n.guid = r.guid
     CROSS JOIN rocpd_event e ON e.id = r.event_id AND e.guid = r.guid
     WHERE EXISTS (SELECT 1 FROM cat) AND (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
 )

@@ -30,7 +30,7 @@ WITH cat AS (
 ), calls AS (
     SELECT r.guid, r.pid, r.tid, r.start, r."end", n.name, n.kind, r.event_id
     FROM rocpd_region r
-    CROSS JOIN names n ON n.id = r.name_id AND n.guid = r.guid
+    CROSS JOIN names n ON n.id = r.name_id AND +n.guid = r.guid
     CROSS JOIN rocpd_event e ON e.id = r.event_id AND e.guid = r.guid
     WHERE EXISTS (SELECT 1 FROM cat) AND (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
 ), args AS (
