@@ -8,8 +8,12 @@
 --   range named like that is lost; rocprofv3's texts are not affected (they live in extdata).
 --   Deciding on the interned strings (a few thousand) keeps the query to one region scan with an
 --   event lookup only for the remaining names.
--- * The roctx API calls themselves (roctxRangePushA, roctxRangePop, ...) are not ranges: dropped.
---   A roctx operation record without a message (roctxGetThreadId) is dropped too.
+-- * Categories: MARKER_CORE_RANGE_API (rocprofv3's rocTX records), rocm_marker_api (rocprof-sys),
+--   ROCTX (older tools). Not MARKER_CORE_API: rocprofv3 files it under the roctx API calls
+--   themselves (roctxRangePushA, roctxRangePop, ...), which are not ranges; those names are
+--   dropped in any category, and so is roctxGetThreadId. A range record whose event carries no
+--   message keeps its operation name (roctxThreadRangeA): the range happened, its text is unknown.
+--   The message is extracted once per row (JSON parsing is the main cost of this relation).
 -- * kind: start_end for roctxProcessRangeA, instant for a record of zero duration (every sample,
 --   and rocprof-sys's marks), else push_pop. rocTX has no domains: domain is NULL.
 -- * tid is the OS thread id (rocprof-sys stores the rocpd_info_thread key in the region and track).
@@ -20,7 +24,7 @@
 --   whose id matched), and the thread row is read only for the rows kept.
 WITH cat AS (
     SELECT DISTINCT guid, id FROM rocpd_string
-    WHERE string IN ('MARKER_CORE_API', 'MARKER_CORE_RANGE_API', 'ROCTX', 'rocm_marker_api')
+    WHERE string IN ('MARKER_CORE_RANGE_API', 'ROCTX', 'rocm_marker_api')
 ), names AS (
     SELECT DISTINCT guid, id, string AS name,
            string IN ('roctxThreadRangeA', 'roctxProcessRangeA', 'roctxMarkA') AS text_in_event,
@@ -32,8 +36,9 @@ WITH cat AS (
                          'roctxGetThreadId')
 ), ranges AS (
     SELECT r.guid, r.pid, r.tid, r.start, r."end",
-           CASE WHEN n.text_in_event THEN json_extract(e.extdata, '$.message') ELSE n.name END AS name,
-           n.text_in_event, n.kind
+           CASE WHEN n.text_in_event THEN coalesce(json_extract(e.extdata, '$.message'), n.name)
+                ELSE n.name END AS name,
+           n.kind
     FROM rocpd_region r
     CROSS JOIN names n ON n.id = r.name_id AND +n.guid = r.guid
     CROSS JOIN rocpd_event e ON e.id = r.event_id AND e.guid = r.guid
@@ -50,7 +55,6 @@ SELECT
     CASE WHEN ranges.start = ranges."end" THEN 'instant' ELSE ranges.kind END AS kind
 FROM ranges
 LEFT JOIN rocpd_info_thread t ON t.id = ranges.tid AND t.guid = ranges.guid
-WHERE NOT (ranges.text_in_event AND ranges.name IS NULL)
 {% if has_table('rocpd_sample') and has_table('rocpd_track') %}
 UNION ALL
 SELECT
@@ -67,5 +71,7 @@ CROSS JOIN rocpd_event e ON e.id = s.event_id AND e.guid = s.guid
 JOIN rocpd_track k ON k.id = s.track_id AND k.guid = s.guid
 LEFT JOIN rocpd_info_thread t ON t.id = k.tid AND t.guid = k.guid
 WHERE EXISTS (SELECT 1 FROM cat) AND (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
-  AND json_extract(e.extdata, '$.message') IS NOT NULL
+  -- a sample has no operation name here (its track is named after the category); rocprofv3 gives
+  -- roctxGetThreadId its own name as message, which is not a mark
+  AND json_extract(e.extdata, '$.message') IS NOT NULL AND json_extract(e.extdata, '$.message') <> 'roctxGetThreadId'
 {% endif %}
