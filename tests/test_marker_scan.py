@@ -137,13 +137,14 @@ def test_deep_and_improper_nesting_match(tmp_path: Path) -> None:
     # 80 levels of proper nesting (beyond the vectorised depth limit) on one thread, and ranges that
     # overlap without nesting on another: both take the walk and must agree with the reference
     deep = [Marker(1, 1, 1000 + i, 10_000 - i, f"level {i % 7}") for i in range(80)]
+    deep.append(Marker(1, 1, 1500, 1600, "a\x1eb"))  # the transport's separator inside a name
     crossing = [Marker(1, 2, 1000 + 10 * i, 1000 + 10 * i + 25, f"step {i}") for i in range(30)]
     sc = Scenario(name="m", description="", devices=[Device(id=0)],
                   processes=[Process(1, "a", {1: "a", 2: "b"})], markers=deep + crossing)
     rel = bind(write_nsys(sc, tmp_path / "deep.sqlite"))
     got, want = new_scan(rel), reference_scan(rel)
     assert got == want
-    assert max(d for (_, (_, _, d)) in got["stats"]) == 79
+    assert max(d for (_, (_, _, d)) in got["stats"]) == 80
 
 
 def test_many_ranges_one_statement(tmp_path: Path) -> None:

@@ -27,15 +27,18 @@ WITH cat AS (
     FROM rocpd_region r
     CROSS JOIN names n ON n.id = r.name_id AND n.guid = r.guid
     CROSS JOIN rocpd_event e ON e.id = r.event_id AND e.guid = r.guid
-    WHERE EXISTS (SELECT 1 FROM cat) AND (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+    WHERE (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+    -- LIMIT 0 when the file has no mpi category: SQLite then never enters the region loop (an
+    -- EXISTS test in WHERE is checked inside the loop, once per region)
+    LIMIT (SELECT CASE WHEN EXISTS (SELECT 1 FROM cat) THEN -1 ELSE 0 END)
 ), args AS (
     SELECT a.guid, a.event_id,
            max(CASE WHEN a.name = 'rank' THEN CAST(a.value AS INTEGER) END) AS rank,
            max(CASE WHEN a.name = 'bytes' THEN CAST(a.value AS INTEGER) END) AS bytes
     FROM rocpd_arg a
-    WHERE EXISTS (SELECT 1 FROM cat) AND a.name IN ('rank', 'bytes')
-      AND (a.guid, a.event_id) IN (SELECT guid, event_id FROM calls)
+    WHERE a.name IN ('rank', 'bytes') AND (a.guid, a.event_id) IN (SELECT guid, event_id FROM calls)
     GROUP BY a.guid, a.event_id
+    LIMIT (SELECT CASE WHEN EXISTS (SELECT 1 FROM cat) THEN -1 ELSE 0 END)
 )
 SELECT
     NULL AS row_id,
