@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rocpd_ddl import rocpd_flavours  # tests/ is on sys.path
 
 from engine.metrics.summarize import summarize
 from engine.synth.nsys_writer import write_nsys
@@ -44,7 +45,7 @@ def _scenario() -> Scenario:
     return sc
 
 
-@pytest.mark.parametrize("fmt", ["nsys", "rocprofv3"])
+@pytest.mark.parametrize("fmt", ["nsys", *rocpd_flavours("rocprofv3")])
 def test_modal_configuration_and_count_of_configurations(tmp_path: Path, fmt: str):
     path = tmp_path / f"configs.{fmt}.db"
     if fmt == "nsys":

@@ -21,14 +21,26 @@ from fakes.llm_server import FakeLlmServer
 from llm_world import HOME, PROVIDERS, SECRET, TOKEN, answer, provider_options, script, write_hostile
 
 from engine.llm.stage import llm_stage
-from engine.profile.canonical import API_KINDS, DIRECTIONS, MARKER_KINDS, MEMORY_KINDS, MPI_KINDS, RELATIONS, SYNC_TYPES
+from engine.profile.canonical import (
+    ALLOCATION_KINDS,
+    ALLOCATION_LEVELS,
+    API_KINDS,
+    DIRECTIONS,
+    KERNEL_CLASSES,
+    MARKER_KINDS,
+    MEMORY_KINDS,
+    MPI_KINDS,
+    RELATIONS,
+    SYNC_TYPES,
+)
 from engine.report.llm_hook import LlmOptions
 from engine.rules.evaluate import RuleResult
 from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis
 from engine.synth.scenarios import example
 
 # What may be sent under --redact because it is no user data (defined here, independently of pa):
-_ENUMS = {*DIRECTIONS, *MEMORY_KINDS, *SYNC_TYPES, *API_KINDS, *MARKER_KINDS, *MPI_KINDS}
+_ENUMS = {*DIRECTIONS, *MEMORY_KINDS, *SYNC_TYPES, *API_KINDS, *MARKER_KINDS, *MPI_KINDS, *KERNEL_CLASSES,
+          *ALLOCATION_KINDS, *ALLOCATION_LEVELS}
 _PUBLIC = re.compile(r"(?:cuda|cu)[A-Z]\w*|NVIDIA [\w .()-]+|\d+(?:\.\d+)*|schema_layout|product_version|host_name|"
                      r"export_host|capture_start_utc")
 

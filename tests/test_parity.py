@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 
 from engine.metrics.model import ProfileSummary
 from engine.metrics.summarize import summarize
@@ -32,6 +33,7 @@ from engine.synth.scenario import Scenario
 from engine.synth.scenarios import ALL_SCENARIOS
 
 NAMES = sorted(ALL_SCENARIOS)
+pytestmark = needs_rocpd_ddl
 
 
 @pytest.fixture(scope="module")

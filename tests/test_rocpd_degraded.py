@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 
 from engine.cli import main as cli
 from engine.metrics.model import ProfileSummary
@@ -23,6 +24,7 @@ from engine.synth.scenario import ApiCall, Device, Process, Scenario
 from engine.synth.scenarios import ALL_SCENARIOS
 
 MEMCPY_KINDS = ("memcpy", "memcpy_async")
+pytestmark = needs_rocpd_ddl
 
 
 def host_expectation(sc: Scenario) -> dict[str, int]:
@@ -163,17 +165,36 @@ def test_pa_summary_json_on_degraded_file(tmp_path: Path) -> None:
     assert doc["gpu"]["kernel_count"] == 0 and doc["kernels"] == []
 
 
-def test_pa_summary_refuses_unknown_schema_version(tmp_path: Path) -> None:
-    path = write_rocpd(ALL_SCENARIOS["healthy"](), tmp_path / "v4.db")
+def _set_schema_version(path: Path, version: str) -> None:
     conn = sqlite3.connect(path)
     (table,) = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
                             "AND name GLOB 'rocpd_metadata_*'").fetchone()
-    conn.execute(f"UPDATE {table} SET value = '4' WHERE tag = 'schema_version'")
+    conn.execute(f"UPDATE {table} SET value = ? WHERE tag = 'schema_version'", (version,))
     conn.commit()
     conn.close()
+
+
+@pytest.mark.parametrize("version", ["2", "3.x", "four"])
+def test_pa_summary_refuses_old_or_malformed_schema_version(tmp_path: Path, version: str) -> None:
+    path = write_rocpd(ALL_SCENARIOS["healthy"](), tmp_path / "old.db")
+    _set_schema_version(path, version)
     res = CliRunner().invoke(cli, ["summary", str(path)])
     assert res.exit_code == 2
-    assert "schema_version 4" in res.output and "Traceback" not in res.output
+    assert f"schema_version {version!r}" in res.output or f"schema_version {version} " in res.output
+    assert "Traceback" not in res.output
+
+
+def test_newer_3x_is_read_with_one_warning(tmp_path: Path) -> None:
+    sc = ALL_SCENARIOS["healthy"]()
+    path = write_rocpd(sc, tmp_path / "newer.db", schema_version="3.0.5")
+    _set_schema_version(path, "3.0.9")
+    res = CliRunner().invoke(cli, ["summary", "--json", str(path)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["profile"]["query_set"] == "rocpd/3"
+    assert doc["gpu"]["kernel_count"] == len(sc.kernels)
+    warnings = [w for w in doc["warnings"] if "3.0.9" in w]
+    assert len(warnings) == 1 and "rocpd/3" in warnings[0]
 
 
 def test_pa_summary_refuses_other_program_with_rocpd_table(tmp_path: Path) -> None:

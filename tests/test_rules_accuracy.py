@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 
 from engine.rules.accuracy import rates, run
 from engine.rules.engine import load_ruleset
@@ -28,6 +29,7 @@ def test_accuracy_targets_nsys(out_dir: Path) -> None:
     assert r["order_failures"] == 0
 
 
+@needs_rocpd_ddl
 def test_accuracy_targets_rocpd(out_dir: Path) -> None:
     scores = run(out_dir, formats=("rocpd",))
     evaluable = scores

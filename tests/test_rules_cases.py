@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 
 from engine.metrics.summarize import summarize
 from engine.phases.synth import MS, phased, write
@@ -39,7 +40,8 @@ def _cases() -> list[Any]:
             name = case.get("scenario") or (f"ranks:{case['rank_set']}" if "rank_set" in case
                                             else f"phased:{case.get('name', i)}")
             for fmt in case.get("formats", ["nsys"]):
-                out.append(pytest.param(data["rule"], case, fmt, id=f"{f.stem}-{i}-{name}-{fmt}"))
+                out.append(pytest.param(data["rule"], case, fmt, id=f"{f.stem}-{i}-{name}-{fmt}",
+                                        marks=[needs_rocpd_ddl] if fmt == "rocpd" else []))
     return out
 
 

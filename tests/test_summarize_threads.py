@@ -11,6 +11,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
+from rocpd_ddl import rocpd_flavours  # tests/ is on sys.path
 
 import engine.metrics.summarize as summarize_module
 from engine.synth.nsys_writer import write_nsys
@@ -36,7 +37,7 @@ class _InlinePool:
         return f
 
 
-@pytest.mark.parametrize("fmt", ["nsys", "rocprofv3"])
+@pytest.mark.parametrize("fmt", ["nsys", *rocpd_flavours("rocprofv3")])
 @pytest.mark.parametrize("make", [mixed_sync_and_idle, nvtx_nested])
 def test_schedules_give_identical_summaries(tmp_path: Path, monkeypatch, fmt, make):
     path = tmp_path / f"p.{fmt}.db"

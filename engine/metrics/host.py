@@ -6,9 +6,8 @@ over the threads of a process (then summed over processes, which run on their ow
 
 from __future__ import annotations
 
-import heapq
-from array import array
-from collections import defaultdict
+import contextlib
+import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -271,14 +270,14 @@ class MarkerScan:
     """
 
     stats: dict[tuple[str, str | None], list[int]]      # (name, domain) -> [count, total, max depth]
-    top: list[tuple[int, int, int, int, int, str]]      # heap of (duration, -start, pid, tid, start, name)
+    top: list[tuple[int, int, int, int, int, str]]      # the longest (duration, -start, pid, tid, start, name)
     count: int
     top_count: int
     open_ranges: int
     extent: tuple[int | None, int | None]                # first start, last end of the valid ranges
     # Per thread, the ranges at depth 0 within their (domain, kind): the only candidates for a
-    # thread's top-level ranges. Compact arrays ('q'), since rocprof-sys files hold millions.
-    thread_tops: dict[tuple[int, int], tuple[array, array, array]]
+    # thread's top-level ranges (start, end, name code arrays; rocpd files hold millions).
+    thread_tops: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]]
     top_names: list[str]                                 # name code -> name, for thread_tops
 
     def top_level_runs(self) -> list[list[tuple[str, int, int]]]:
@@ -288,28 +287,11 @@ class MarkerScan:
         starts inside the last kept range is not top-level. Ranges nested in their own domain never
         are, which is why only depth-0 ranges are kept as candidates.
         """
-        out = []
-        for starts, ends, codes in self.thread_tops.values():
-            s = np.frombuffer(starts, dtype=np.int64)
-            e = np.frombuffer(ends, dtype=np.int64)
-            c = np.frombuffer(codes, dtype=np.int64)
-            order = np.lexsort((-e, s))
-            runs: list[tuple[str, int, int]] = []
-            last_end: int | None = None
-            # In slices: Python lists of millions of ints would cost ~80 MB each.
-            for lo in range(0, len(order), 1 << 16):
-                sl = order[lo:lo + (1 << 16)]
-                for start, end, code in zip(s[sl].tolist(), e[sl].tolist(), c[sl].tolist(), strict=True):
-                    if last_end is not None and start < last_end:
-                        continue
-                    last_end = end
-                    name = self.top_names[code]
-                    if runs and runs[-1][0] == name:
-                        runs[-1] = (name, runs[-1][1], end)
-                    else:
-                        runs.append((name, start, end))
-            out.append(runs)
-        return out
+        runs = [_thread_runs(np.asarray(s, np.int64), np.asarray(e, np.int64), np.asarray(c, np.int64),
+                             self.top_names)
+                for s, e, c in self.thread_tops.values()]
+        _return_freed_heap()
+        return runs
 
     def summary(self, span_start: int) -> MarkerSummary:
         """The MarkerSummary, with top-level starts relative to `span_start`."""
@@ -322,64 +304,338 @@ class MarkerScan:
                              top_level_count=self.top_count, top_level=top_ranges)
 
 
+def _thread_runs(s: np.ndarray, e: np.ndarray, c: np.ndarray, names: list[str]) -> list[tuple[str, int, int]]:
+    """One thread's runs of same-named top-level ranges (see MarkerScan.top_level_runs).
+
+    A range is kept when it starts at or after the end of the last kept range. Vectorised, that is
+    "at or after the latest end so far", which is the same rule as long as no skipped range ends
+    after the last kept one; where one does (partly overlapping ranges of two domains), the exact
+    sequential walk decides instead.
+    """
+    order = np.lexsort((-e, s))
+    s, e, c = s[order], e[order], c[order]
+    if len(s) == 0:
+        return []
+    latest = np.maximum.accumulate(e)
+    keep = np.ones(len(s), dtype=bool)
+    keep[1:] = s[1:] >= latest[:-1]
+    kept_at = np.maximum.accumulate(np.where(keep, np.arange(len(s)), 0))
+    if not np.array_equal(e[kept_at], latest):
+        return _thread_runs_walk(s, e, c, names)
+    s, e, c = s[keep], e[keep], c[keep]
+    first = np.ones(len(c), dtype=bool)
+    first[1:] = c[1:] != c[:-1]
+    begin = np.flatnonzero(first)
+    last = np.append(begin[1:], len(c)) - 1
+    return list(zip([names[i] for i in c[begin].tolist()], s[begin].tolist(), e[last].tolist(), strict=True))
+
+
+def _thread_runs_walk(s: np.ndarray, e: np.ndarray, c: np.ndarray, names: list[str]
+                      ) -> list[tuple[str, int, int]]:
+    """The sequential rule of _thread_runs, for threads where the vectorised shortcut does not hold."""
+    runs: list[tuple[str, int, int]] = []
+    last_end: int | None = None
+    for start, end, code in zip(s.tolist(), e.tolist(), c.tolist(), strict=True):
+        if last_end is not None and start < last_end:
+            continue
+        last_end = end
+        name = names[code]
+        if runs and runs[-1][0] == name:
+            runs[-1] = (name, runs[-1][1], end)
+        else:
+            runs.append((name, start, end))
+    return runs
+
+
+# Marker kinds as sortable codes, in the order of their names (the nesting walk groups by kind).
+_KIND_CODES = {"instant": 0, "push_pop": 1, "start_end": 2}
+_SEP = "\x1e"       # between the names of the group_concat transport (checked: see _fetch_markers)
+_MAX_VECTOR_DEPTH = 64  # deeper push/pop nesting is walked range by range
+
+
+@dataclass
+class _MarkerRows:
+    """The valid markers as columns, and how many rows were still open."""
+
+    pid: np.ndarray
+    tid: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    kind: np.ndarray     # _KIND_CODES, 3 for another kind, -1 for NULL
+    key: np.ndarray      # index into keys
+    keys: list[tuple[str, str | None]]   # (name, domain) per key code, in order of first appearance
+    open_ranges: int
+
+
+def _fetch_markers(rel: Relations) -> _MarkerRows:
+    """Every valid marker in one statement, with the count of open ones.
+
+    Integers travel through group_concat (parsed by numpy), and the (name, domain) of each row as
+    one separator-joined string, coded by a dict. No ORDER BY: SQLite would sort every row; numpy
+    sorts the integer columns instead. Memory (rocpd files carry millions of rocTX ranges): the end
+    travels as the duration (a few digits instead of nineteen), each text is dropped as soon as it
+    is parsed, and the key text is split a slice at a time, so only a slice of the keys ever exists
+    as Python strings. A name that contains the separator would shift the split: the count is
+    checked and the names then come through the cursor instead.
+    """
+    kinds = " ".join(f"WHEN kind = '{k}' THEN {v}" for k, v in _KIND_CODES.items())
+    key_expr = ("CASE WHEN domain IS NULL THEN '-' ELSE length(domain) || ':' || domain END "
+                "|| coalesce(name, '')")
+    inner = (f"SELECT CASE WHEN {VALID} THEN 1 ELSE 0 END AS ok, coalesce(CAST(pid AS INTEGER), -1) AS pid, "
+             "coalesce(CAST(tid AS INTEGER), -1) AS tid, start, \"end\" - start AS dur, "
+             f"CASE WHEN kind IS NULL THEN -1 {kinds} ELSE 3 END AS kind, "
+             f"{key_expr} AS key FROM pa_markers")
+    row = list(rel.conn.execute(rel.cte(
+        "SELECT count(*) FILTER (WHERE ok), count(*) FILTER (WHERE NOT ok), "
+        "group_concat(pid) FILTER (WHERE ok), group_concat(tid) FILTER (WHERE ok), "
+        "group_concat(start) FILTER (WHERE ok), group_concat(dur) FILTER (WHERE ok), "
+        "group_concat(kind) FILTER (WHERE ok), "
+        f"group_concat(key, char({ord(_SEP)})) FILTER (WHERE ok) FROM ({inner})")).fetchone())
+    n, bad = int(row[0]), int(row[1])
+    cols = []
+    for i in range(2, 7):
+        cols.append(_parse_column(row[i], n))
+        row[i] = None
+    code: dict[str, int] = {}
+    key = _code_keys(row[7] or "", n, code)
+    row[7] = None
+    if key is None:  # a name holds the separator: fetch the names row by row, in the same order
+        code = {}
+        names = [r[0] for r in rel.conn.execute(rel.cte(f"SELECT key FROM ({inner}) WHERE ok"))]
+        key = np.fromiter((code.setdefault(k, len(code)) for k in names), dtype=np.int64, count=n)
+    start = cols[2]
+    return _MarkerRows(pid=cols[0], tid=cols[1], start=start, end=start + cols[3], kind=cols[4], key=key,
+                       keys=[_decode_key(k) for k in code], open_ranges=bad)
+
+
+def _return_freed_heap() -> None:
+    """Give freed heap memory back to the operating system (glibc only).
+
+    The marker transport (SQLite grows each group_concat text by doubling) and the numpy sorts of
+    millions of rocTX ranges free hundreds of MB that glibc keeps in the process heap. Python
+    allocates its objects elsewhere and cannot reuse it, so without this the later work (the
+    top-level marker runs, phases) stacks on top of it in the peak RSS: measured on a 20 M-region
+    file, 340 MB returned here.
+    """
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to do
+        ctypes.CDLL(None).malloc_trim(0)
+
+
+def _code_keys(text: str, n: int, code: dict[str, int]) -> np.ndarray | None:
+    """Codes (in order of first appearance, into `code`) of the n separator-joined keys of `text`.
+
+    Split a sixteenth at a time, so the Python strings of only one slice exist at once; None when
+    the text does not hold exactly n keys.
+    """
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    done = pos = 0
+    step = max(len(text) // 16, 1)
+    while pos <= len(text):
+        cut = text.find(_SEP, pos + step)
+        parts = text[pos:].split(_SEP) if cut < 0 else text[pos:cut].split(_SEP)
+        for k in dict.fromkeys(parts):
+            code.setdefault(k, len(code))
+        if done + len(parts) > n:
+            return None
+        out[done:done + len(parts)] = np.fromiter(map(code.__getitem__, parts), dtype=np.int64, count=len(parts))
+        done += len(parts)
+        if cut < 0:
+            break
+        pos = cut + 1
+    return out if done == n else None
+
+
+def _parse_column(text: str | None, n: int) -> np.ndarray:
+    arr = np.fromstring(text, dtype=np.int64, sep=",") if text is not None and n else np.zeros(0, np.int64)
+    if len(arr) != n:
+        raise RuntimeError(f"marker transport read {len(arr)} values where SQLite counted {n}")
+    return arr
+
+
+def _decode_key(key: str) -> tuple[str, str | None]:
+    """(name, domain) from the key _fetch_markers builds: '-' + name, or len(domain) ':' domain name."""
+    if key.startswith("-"):
+        return key[1:], None
+    length, rest = key.split(":", 1)
+    return rest[int(length):], rest[:int(length)]
+
+
+def _push_pop_depth(start: np.ndarray, end: np.ndarray, group: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Nesting depth of push/pop ranges sorted by (group, start, end descending).
+
+    The reference is a stack per group: pop every range that ended at or before this start, then
+    the depth is the stack's height. When the ranges of a group nest properly (every range lies
+    inside the innermost range open at its start), that height is the number of earlier ranges of
+    the group still open, which _counted_depth counts without a loop. Groups where nesting is not
+    proper are walked with the stack.
+    """
+    depth, gstart = _counted_depth(start, end, group, first)
+    for g in _improper_groups(end, group, depth, gstart).tolist():
+        rows = np.flatnonzero(group == g)
+        depth[rows] = _stack_depth(start[rows], end[rows])
+    return depth
+
+
+def _counted_depth(start: np.ndarray, end: np.ndarray, group: np.ndarray, first: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Earlier ranges of the group minus those ended by this start; and each row's group start index."""
+    n = len(start)
+    idx = np.arange(n)
+    gstart = np.maximum.accumulate(np.where(first, idx, 0))
+    # rank times so that (group, time) packs into one sortable integer
+    ranks = np.unique(np.concatenate([start, end]), return_inverse=True)[1].reshape(-1)
+    width = int(ranks.max()) + 2 if n else 1
+    rs, re_ = ranks[:n], ranks[n:]
+    ends_sorted = np.sort(group * width + re_)
+    ended = np.searchsorted(ends_sorted, group * width + rs, side="right") - np.searchsorted(
+        ends_sorted, group * width, side="left")     # ranges of the group ended by this start (self too)
+    # the ranges counted that are not earlier in sort order: zero-length ranges at this very start,
+    # which sort after every longer range of that start (this row itself included when zero-length)
+    zero = start == end
+    block_first = first.copy()
+    block_first[1:] |= start[1:] != start[:-1]
+    block = np.cumsum(block_first) - 1
+    zeros_in_block = np.bincount(block, weights=zero, minlength=int(block[-1]) + 1 if n else 0).astype(np.int64)
+    zero_rank = np.cumsum(zero) - np.repeat(np.cumsum(zero)[block_first] - zero[block_first],
+                                            np.diff(np.append(np.flatnonzero(block_first), n)))
+    not_earlier = np.where(zero, zeros_in_block[block] - zero_rank + 1, zeros_in_block[block])
+    return (idx - gstart) - (ended - not_earlier), gstart
+
+
+def _improper_groups(end: np.ndarray, group: np.ndarray, depth: np.ndarray, gstart: np.ndarray) -> np.ndarray:
+    """Groups whose ranges do not nest properly: some range ends after the range it opened inside.
+
+    The range a row opened inside (its parent) is the latest earlier row of its group one level up.
+    """
+    n = len(end)
+    bad = np.zeros(n, dtype=bool)
+    max_depth = int(depth.max()) if n else 0
+    if max_depth > _MAX_VECTOR_DEPTH or (n and int(depth.min()) < 0):
+        return np.unique(group)
+    idx = np.arange(n)
+    for d in range(1, max_depth + 1):
+        latest_up = np.maximum.accumulate(np.where(depth == d - 1, idx, -1))
+        rows = np.flatnonzero(depth == d)
+        parent = latest_up[rows]
+        bad[rows] = (parent < gstart[rows]) | (end[rows] > end[np.maximum(parent, 0)])
+    return np.unique(group[bad])
+
+
+def _stack_depth(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The reference nesting walk, for one group sorted by (start, end descending)."""
+    out = np.empty(len(start), dtype=np.int64)
+    stack: list[int] = []
+    for i, (s, e) in enumerate(zip(start.tolist(), end.tolist(), strict=True)):
+        while stack and stack[-1] <= s:
+            stack.pop()
+        out[i] = len(stack)
+        stack.append(e)
+    return out
+
+
 def scan_markers(rel: Relations) -> MarkerScan:
     """NVTX/rocTX ranges by name, nesting depth per thread, the longest top-level ranges, the extent.
 
-    Rows are streamed from SQLite in (thread, domain, kind, start) order and never held all at once:
-    rocprof-sys files carry millions of marker ranges. Ranges still open at the end of the capture
-    (no end, or end < start) are counted in the same pass, not summed.
+    NVTX push/pop ranges form a stack per thread *and domain*; start/end ranges may cross threads and
+    never nest, so they are always at depth 0; instant marks are counted (with zero duration) but are
+    never top-level. Ranges still open at the end of the capture (no end, or end < start) are counted,
+    not summed. The rows come in one statement and are ordered and nested with numpy: rocpd files
+    carry millions of rocTX ranges, and a Python loop per range costs seconds.
     """
-    # NVTX push/pop ranges form a stack per thread *and domain*; start/end ranges may cross
-    # threads and never nest, so they are always at depth 0.
-    cursor = rel.conn.execute(rel.cte(
-        "SELECT pid, tid, start, \"end\", coalesce(name, ''), domain, kind, "
-        f"CASE WHEN {VALID} THEN 1 ELSE 0 END FROM pa_markers "
-        "ORDER BY pid, tid, coalesce(domain, ''), kind, start, \"end\" DESC"))
-    stats: dict[tuple[str, str | None], list[int]] = defaultdict(lambda: [0, 0, 0])
-    top: list[tuple[int, int, int, int, int, str]] = []
-    stack: list[int] = []
-    current: tuple[object, ...] | None = None
-    top_count = count = open_ranges = 0
-    first: int | None = None
-    last: int | None = None
-    thread_tops: dict[tuple[int, int], tuple[array, array, array]] = {}
+    scan = _scan_markers(rel)
+    _return_freed_heap()  # the transport's and the sorts' buffers, freed on return from _scan_markers
+    return scan
+
+
+def _scan_markers(rel: Relations) -> MarkerScan:
+    m = _fetch_markers(rel)
+    n = len(m.start)
+    domain_of_key = [d for _, d in m.keys]
+    domains = sorted({d for d in domain_of_key}, key=lambda d: (d is not None, d or ""))
+    dom_rank = np.array([domains.index(d) for d in domain_of_key], dtype=np.int64)
+    dom = dom_rank[m.key] if n else np.zeros(0, np.int64)
+    order = np.lexsort((-m.end, m.start, m.kind, dom, m.tid, m.pid))
+    pid, tid, start, end, kind, key, dom = (a[order] for a in (m.pid, m.tid, m.start, m.end, m.kind, m.key, dom))
+    first = np.ones(n, dtype=bool)
+    first[1:] = (pid[1:] != pid[:-1]) | (tid[1:] != tid[:-1]) | (dom[1:] != dom[:-1]) | (kind[1:] != kind[:-1])
+    group = np.cumsum(first) - 1
+    depth = np.zeros(n, dtype=np.int64)
+    pp = kind == _KIND_CODES["push_pop"]
+    if pp.any():
+        sel = np.flatnonzero(pp)
+        depth[sel] = _push_pop_depth(start[sel], end[sel], group[sel], first[sel] | _new_run(group[sel]))
+
+    stats = _marker_stats(key, end - start, depth, m.keys)
+    top_level = (depth == 0) & (kind != _KIND_CODES["instant"])
+    tops = np.flatnonzero(top_level)
+    return MarkerScan(stats, _longest(tops, pid, tid, start, end, key, m.keys), n, len(tops), m.open_ranges,
+                      (int(start.min()), int(end.max())) if n else (None, None),
+                      *_thread_tops(tops, pid, tid, start, end, key, m.keys))
+
+
+def _new_run(group: np.ndarray) -> np.ndarray:
+    out = np.ones(len(group), dtype=bool)
+    out[1:] = group[1:] != group[:-1]
+    return out
+
+
+def _marker_stats(key: np.ndarray, duration: np.ndarray, depth: np.ndarray,
+                  keys: list[tuple[str, str | None]]) -> dict[tuple[str, str | None], list[int]]:
+    """[count, total duration, max depth] per (name, domain), in order of first appearance in scan order."""
+    if not len(key):
+        return {}
+    by_key = np.argsort(key, kind="stable")
+    k = key[by_key]
+    begin = np.flatnonzero(np.append(True, k[1:] != k[:-1]))
+    counts = np.diff(np.append(begin, len(k)))
+    totals = np.add.reduceat(duration[by_key], begin)
+    depths = np.maximum.reduceat(depth[by_key], begin)
+    first_seen = by_key[begin]                      # stable sort: the first row of each key
+    out: dict[tuple[str, str | None], list[int]] = {}
+    for i in np.argsort(first_seen, kind="stable").tolist():
+        out[keys[int(k[begin[i]])]] = [int(counts[i]), int(totals[i]), int(depths[i])]
+    return out
+
+
+def _longest(tops: np.ndarray, pid: np.ndarray, tid: np.ndarray, start: np.ndarray, end: np.ndarray,
+             key: np.ndarray, keys: list[tuple[str, str | None]]) -> list[tuple[int, int, int, int, int, str]]:
+    """The TOP_LEVEL_LISTED largest (duration, -start, pid, tid, start, name) among top-level ranges."""
+    if not len(tops):
+        return []
+    s, p, t, k = start[tops], pid[tops], tid[tops], key[tops]
+    dur = end[tops] - s
+    order = np.lexsort((t, p, -s, dur))   # ascending: the largest last
+    pick = order[-TOP_LEVEL_LISTED:]
+    # rows tied with the smallest picked one on every integer field compete on the name too
+    lo = pick[0]
+    same = (dur == dur[lo]) & (s == s[lo]) & (p == p[lo]) & (t == t[lo])
+    rows = np.union1d(pick, np.flatnonzero(same))
+    items = [(d, -st, pp, tt, st, keys[kk][0]) for d, st, pp, tt, kk in
+             zip(dur[rows].tolist(), s[rows].tolist(), p[rows].tolist(), t[rows].tolist(), k[rows].tolist(),
+                 strict=True)]
+    return sorted(items)[-TOP_LEVEL_LISTED:]
+
+
+def _thread_tops(tops: np.ndarray, pid: np.ndarray, tid: np.ndarray, start: np.ndarray, end: np.ndarray,
+                 key: np.ndarray, keys: list[tuple[str, str | None]]
+                 ) -> tuple[dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]], list[str]]:
+    """Top-level candidates per thread (in pid, tid order) with name codes by first appearance."""
     name_codes: dict[str, int] = {}
-    for pid, tid, start, end, name, domain, kind, valid in cursor:
-        if not valid:
-            open_ranges += 1
-            continue
-        count += 1
-        first = start if first is None or start < first else first
-        last = end if last is None or end > last else last
-        if (pid, tid, domain, kind) != current:
-            current, stack = (pid, tid, domain, kind), []
-        if kind == "push_pop":
-            while stack and stack[-1] <= start:
-                stack.pop()
-            depth = len(stack)
-            stack.append(end)
-        else:
-            depth = 0
-        entry = stats[(name, domain)]
-        entry[0] += 1
-        entry[1] += end - start
-        if depth > entry[2]:
-            entry[2] = depth
-        if depth == 0:
-            top_count += 1
-            cand = thread_tops.get((pid, tid))
-            if cand is None:
-                cand = thread_tops[(pid, tid)] = (array("q"), array("q"), array("q"))
-            cand[0].append(start)
-            cand[1].append(end)
-            cand[2].append(name_codes.setdefault(name, len(name_codes)))
-            item = (end - start, -start, pid, tid, start, name)
-            if len(top) < TOP_LEVEL_LISTED:
-                heapq.heappush(top, item)
-            elif item > top[0]:
-                heapq.heapreplace(top, item)
-    return MarkerScan(dict(stats), top, count, top_count, open_ranges, (first, last), thread_tops,
-                      list(name_codes))
+    key_code = {k: name_codes.setdefault(keys[k][0], len(name_codes))
+                for k in dict.fromkeys(key[tops].tolist())}
+    code_of_key = np.full(len(keys), -1, dtype=np.int64)
+    for k, c in key_code.items():
+        code_of_key[k] = c
+    out: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    if len(tops):
+        p, t = pid[tops], tid[tops]
+        begin = np.flatnonzero(np.append(True, (p[1:] != p[:-1]) | (t[1:] != t[:-1])))
+        for lo, hi in zip(begin.tolist(), np.append(begin[1:], len(tops)).tolist(), strict=True):
+            rows = tops[lo:hi]
+            out[(int(p[lo]), int(t[lo]))] = (start[rows], end[rows], code_of_key[key[rows]])
+    return out, list(name_codes)
 
 
 def mpi_summary(rel: Relations, span_ns: int) -> MpiSummary:

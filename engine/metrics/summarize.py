@@ -168,11 +168,19 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
                              max_phases)
 
 
+# Canonical relations the summary does not read: they exist for the LLM's SQL workspace (and for
+# site query files). Keep in step with the readers below.
+WORKSPACE_ONLY_RELATIONS = frozenset({"allocations"})
+
+
 def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str, vendor: str,
                   schema_version: str, product_version: str | None, keep_paths: bool,
                   max_phases: int) -> ProfileSummary:
     warnings: list[str] = list(rel.query_set.warnings)
-    skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped]
+    # A relation no metric reads (only the SQL workspace does) is not "not analysed" when its
+    # format has no query for it; a query that exists but cannot run is still reported.
+    skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped
+               if not (s.what in WORKSPACE_ONLY_RELATIONS and rel.query_set.files.get(s.what) is None)]
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
     kernel_warnings: list[str] = []

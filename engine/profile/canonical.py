@@ -25,8 +25,12 @@ DIRECTIONS = ("HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "other")
 MEMORY_KINDS = ("pageable", "pinned", "device", "managed", "array", "unknown")
 SYNC_TYPES = ("event", "stream_wait", "stream", "context", "unknown")
 API_KINDS = ("launch", "graph_launch", "memcpy", "memcpy_async", "memset", "sync", "alloc", "free",
-             "module", "other")
-MARKER_KINDS = ("push_pop", "start_end")
+             "module", "communication", "other")
+# instant: a point in time (rocTX roctxMarkA, recorded with start == end); never nests, never top-level
+MARKER_KINDS = ("push_pop", "start_end", "instant")
+ALLOCATION_KINDS = ("alloc", "free", "realloc", "reclaim")
+ALLOCATION_LEVELS = ("real", "virtual", "scratch")
+KERNEL_CLASSES = ("compute", "communication")
 MPI_KINDS = ("p2p", "collective", "wait", "other")
 
 
@@ -82,6 +86,11 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("name", "text", "full demangled kernel name"),
         ("short_name", "text", "display name (function name without arguments)"),
     ),
+    "kernel_classes": _cols(
+        ("name_id", "int", "the kernels relation's name_id"),
+        ("class", "text", "what the kernel does: " + "/".join(KERNEL_CLASSES)
+         + " (communication: an RCCL/NCCL kernel moving data between GPUs)"),
+    ),
     "copies": _cols(
         *_ACTIVITY,
         ("bytes", "int", "bytes transferred"),
@@ -104,7 +113,8 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("end", "int", "end, ns"),
         ("name_id", "int", "integer key of the API name"),
         ("name", "text", "API function name as the runtime spells it"),
-        ("kind", "text", "what the call does: " + "/".join(API_KINDS)),
+        ("kind", "text", "what the call does: " + "/".join(API_KINDS)
+         + " (communication: a collective-communication library call, RCCL/NCCL)"),
         ("correlation_id", "int", "links to GPU work it issued; NULL when none"),
     ),
     "api_names": _cols(
@@ -158,6 +168,19 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("tid", "int", "thread id"),
         ("time", "int", "sample time, ns"),
         ("function", "text", "function the sample was taken in (leaf of the call chain); NULL when unknown"),
+    ),
+    "allocations": _cols(
+        _ROW_ID,
+        ("pid", "int", "process id"),
+        ("tid", "int", "thread id"),
+        ("device", "int", "device whose memory it is (as the activity records number it); NULL: host or unknown"),
+        ("start", "int", "start, ns"),
+        ("end", "int", "end, ns"),
+        ("kind", "text", "one of " + "/".join(ALLOCATION_KINDS)),
+        ("level", "text", "one of " + "/".join(ALLOCATION_LEVELS) + " (scratch: kernel scratch memory)"),
+        ("bytes", "int", "bytes allocated or freed (NULL when not recorded)"),
+        ("address", "int", "start address, when recorded"),
+        ("correlation_id", "int", "links to the API call that made it; NULL when none"),
     ),
     "devices": _cols(
         ("device", "int", "device number as the activity records carry it"),
@@ -273,6 +296,8 @@ DOMAINS: dict[str, Domain] = {
     "cpu_samples": Domain((Check("time is not a number or outside [0, 2^62) ns",
                                  f"typeof(time) IN ('integer', 'real') AND time BETWEEN 0 AND {_M}"),),
                           f"time BETWEEN 0 AND {_M}"),
+    "allocations": Domain((*_TIMES, _BYTES), f"{_FAST_TIMES} AND {_FAST_BYTES}", counted_apart=True),
+    "kernel_classes": Domain((_NAME_ID,), counted_apart=True),
     "meta": Domain((Check("key is missing", "key IS NOT NULL"),), counted_apart=True),
 }
 

@@ -3,7 +3,10 @@
 Nsight Systems: `META_DATA_EXPORT` (2023.3 and later) or the older `EXPORT_META_DATA` table carry
 EXPORT_SCHEMA_VERSION and EXPORT_PRODUCT_VERSION; files from before 2021 carry neither and use the
 "legacy" layout (recognised by their CUPTI/StringIds tables). rocpd: `rocpd_metadata` with a
-`schema_version` tag. Anything else is refused.
+`schema_version` tag, kept as written ("3", "3.0.5", "4.0.0") so the query set can be chosen by the
+full version; a file whose tag is missing or unreadable but which has the 4.x timestamp table is
+4.0.0. The `schema_version_major/_minor/_patch` tags are never read: a real 4.0.0 file holds them
+as unsubstituted template text. Anything else is refused.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from pathlib import Path
 from engine.errors import UserError
 from engine.profile.open import read_error
 
-SUPPORTED_ROCPD_MAJORS = (3,)
+# rocpd schema majors pa has a query set for or below: older ones are refused; newer ones are read
+# with the newest set and a warning (engine.profile.queryset).
+OLDEST_ROCPD_MAJOR = 3
 # A schema version: up to four dot-separated numbers of up to six digits ("3.13.2").
 _VERSION = re.compile(r"\d{1,6}(\.\d{1,6}){0,3}")
 
@@ -27,7 +32,7 @@ class ProfileFormat:
 
     format: str            # "nsys" | "rocpd"
     vendor: str            # "nvidia" | "amd"
-    schema_version: str    # "3.13.2", "legacy", "3"
+    schema_version: str    # "3.13.2", "legacy", "3", "3.0.5", "4.0.0"
     product_version: str | None
 
 
@@ -64,18 +69,8 @@ def _detect(conn: sqlite3.Connection, path: Path) -> ProfileFormat:
             return ProfileFormat("nsys", "nvidia", version, meta.get("EXPORT_PRODUCT_VERSION"))
     if "rocpd_metadata" in names:
         meta = _kv(conn, "SELECT tag, value FROM rocpd_metadata")
-        version = meta.get("schema_version")
-        if version is None:
-            raise UserError(f"{path}: rocpd_metadata has no schema_version; not a rocpd database")
-        try:
-            major = int(version.split(".")[0])
-        except ValueError as exc:
-            raise UserError(f"{path}: rocpd schema_version {version!r} is not a number") from exc
-        if major not in SUPPORTED_ROCPD_MAJORS:
-            raise UserError(f"{path}: rocpd schema_version {version} is not supported (pa reads "
-                            f"schema_version {', '.join(map(str, SUPPORTED_ROCPD_MAJORS))}); "
-                            "add queries/rocpd/<version>/ to support it")
-        return ProfileFormat("rocpd", "amd", str(major), meta.get("rocprofiler_version"))
+        return ProfileFormat("rocpd", "amd", _rocpd_version(meta.get("schema_version"), names, path),
+                             meta.get("rocprofiler_version"))
     if "StringIds" in names and any(n.startswith("CUPTI_ACTIVITY_KIND_") or n.startswith("TARGET_INFO_")
                                     for n in names):
         return ProfileFormat("nsys", "nvidia", "legacy", None)
@@ -84,3 +79,18 @@ def _detect(conn: sqlite3.Connection, path: Path) -> ProfileFormat:
     sample = ", ".join(sorted(names)[:5])
     raise UserError(f"{path}: SQLite file of another program (tables: {sample}...); expected an "
                     "Nsight Systems SQLite export or a rocpd database")
+
+
+def _rocpd_version(tag: str | None, names: set[str], path: Path) -> str:
+    """The file's rocpd schema version, checked: dotted digits, major 3 or later."""
+    version = (tag or "").strip()
+    if not version and "rocpd_timestamp" in names:
+        version = "4.0.0"  # the timestamp table is the 4.x layout's mark
+    if not version:
+        raise UserError(f"{path}: rocpd_metadata has no schema_version; not a rocpd database")
+    if not _VERSION.fullmatch(version):
+        raise UserError(f"{path}: rocpd schema_version {version[:40]!r} is not a version number")
+    if int(version.split(".")[0]) < OLDEST_ROCPD_MAJOR:
+        raise UserError(f"{path}: rocpd schema_version {version} is not supported (pa reads schema_version "
+                        f"{OLDEST_ROCPD_MAJOR} and later)")
+    return version

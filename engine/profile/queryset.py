@@ -6,6 +6,11 @@ Systems files too old to carry a version table. The set for a file is the highes
 directory, and so on down to the lowest ("legacy" sorts below every numbered version). Supporting a
 new profiler version therefore means dropping a directory holding only the files that changed.
 
+A format may list the schema versions pa has been checked against in `queries/<format>/versions.txt`
+(one per line, `#` comments). A file of a version not listed there is still read, with the set
+chosen as above, and the query set carries one warning saying so (a newer rocpd 3.0.x or 4.x is read
+with the newest set that fits). Without that list, only a newer major version than every set warns.
+
 Each file starts with a header of `-- key: value` lines:
 
     -- relation: kernels
@@ -37,6 +42,7 @@ from engine.profile.domain import DomainLog
 
 LEGACY = "legacy"
 MAX_QUERY_FILE_BYTES = 1 << 20
+KNOWN_VERSIONS_FILE = "versions.txt"
 _HEADER = re.compile(r"^--\s*(\w+)\s*:\s*(.*)$")
 _TABLE_SPEC = re.compile(r"(\w+)\s*(?:\(([^)]*)\))?")
 
@@ -136,6 +142,24 @@ class QuerySet:
         return f"{self.format}/{self.version}"
 
 
+def _trimmed(key: tuple[int, ...]) -> tuple[int, ...]:
+    """A version key without trailing zero components: 3, 3.0 and 3.0.0 are one version."""
+    out = list(key)
+    while len(out) > 1 and out[-1] == 0:
+        out.pop()
+    return tuple(out)
+
+
+def known_versions(fmt: str, root: Path | None = None) -> list[str] | None:
+    """The schema versions listed in queries/<fmt>/versions.txt, or None when there is no list."""
+    listing = (root or data_dir("queries")) / fmt / KNOWN_VERSIONS_FILE
+    if not listing.is_file():
+        return None
+    text = read_text_file(listing, MAX_QUERY_FILE_BYTES, "version list")
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [v for v in lines if v]
+
+
 def available_versions(fmt: str, root: Path | None = None) -> list[str]:
     """Version directories present for `fmt`, lowest first."""
     base = (root or data_dir("queries")) / fmt
@@ -158,7 +182,13 @@ def resolve(fmt: str, file_version: str, root: Path | None = None) -> QuerySet:
         raise UserError(f"{fmt} schema {file_version} is older than every query set "
                         f"({', '.join(versions)})")
     chosen = eligible[-1]
-    if file_version != LEGACY and chosen == versions[-1] and target[:1] > version_key(chosen)[:1]:
+    known = known_versions(fmt, root)
+    if known is not None and file_version != LEGACY:
+        if _trimmed(target) not in {_trimmed(version_key(v)) for v in known}:
+            warnings.append(f"{fmt} schema {file_version} is not a version pa has been checked against "
+                            f"(known: {', '.join(known)}); read with the {fmt}/{chosen} queries, which "
+                            "assume that layout")
+    elif file_version != LEGACY and chosen == versions[-1] and target[:1] > version_key(chosen)[:1]:
         warnings.append(f"{fmt} schema {file_version} is newer than every query set (newest: "
                         f"{chosen}); results rest on the {chosen} queries")
     qs = QuerySet(format=fmt, version=chosen, warnings=warnings)

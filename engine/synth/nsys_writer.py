@@ -171,6 +171,7 @@ CUDA_API_NAMES: dict[str, str] = {
     "event_sync": "cudaEventSynchronize_v3020",
     "malloc": "cudaMalloc_v3020",
     "free": "cudaFree_v3020",
+    "module_load": "cuModuleLoadData",
     "other": "cudaGetLastError_v3020",
 }
 

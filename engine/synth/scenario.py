@@ -30,6 +30,7 @@ ApiKind = Literal[
     "event_sync",      # cudaEventSynchronize / hipEventSynchronize
     "malloc",          # cudaMalloc / hipMalloc
     "free",            # cudaFree / hipFree
+    "module_load",     # cuModuleLoadData / hipModuleLoadData (loads and JIT-compiles a module)
     "other",           # anything else (cudaGetDevice, hipGetLastError, ...)
 ]
 MpiKind = Literal["p2p", "collective", "wait", "other"]

@@ -553,7 +553,7 @@ def jit_in_loop() -> Scenario:
     t = T0
     for step in range(120):
         if step % 4 == 0:
-            t = b.api(t, rng.randint(3000, 5000) * US, "other", name="cuModuleLoadData") + 5 * US
+            t = b.api(t, rng.randint(3000, 5000) * US, "module_load") + 5 * US
         for _ in range(3):
             t, _ = b.launch(t, 5 * US, 400 * US, K_STENCIL, grid=(1728, 1, 1))
         t = b.sync(t + US, "stream_sync") + 10 * US

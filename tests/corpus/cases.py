@@ -316,8 +316,14 @@ def _profile_cases() -> list[Case]:
         "DROP TABLE META_DATA_EXPORT; CREATE VIEW META_DATA_EXPORT AS " + ENDLESS +
         " SELECT 'k' || x AS name, 'v' AS value FROM c;"))
     add("rocpd_version_unsupported", S, 2, "not supported", build=profile(
-        "UPDATE {T:metadata} SET value = '9' WHERE tag = 'schema_version';", base="rocpd"))
-    add("rocpd_version_words", S, 2, "not a number", build=profile(
+        "UPDATE {T:metadata} SET value = '2' WHERE tag = 'schema_version';", base="rocpd"))
+    add("rocpd_version_future", S, 0, build=profile(
+        "UPDATE {T:metadata} SET value = '9' WHERE tag = 'schema_version';", base="rocpd"),
+        stderr_has=(), stdout_has=("not a version pa has been checked against",))
+    add("rocpd_version_huge_number", S, 2, "not a version number", build=profile(
+        "UPDATE {T:metadata} SET value = '9' || printf('%.500c', '9') WHERE tag = 'schema_version';",
+        base="rocpd"))
+    add("rocpd_version_words", S, 2, "not a version number", build=profile(
         "UPDATE {T:metadata} SET value = 'three' WHERE tag = 'schema_version';", base="rocpd"))
     add("rocpd_no_version", S, 2, "no schema_version", build=profile(
         "DELETE FROM {T:metadata} WHERE tag = 'schema_version';", base="rocpd"))

@@ -1,11 +1,12 @@
 -- relation: copies
--- requires: rocpd_memory_copy(id, guid, pid, start, end, name_id, dst_agent_id, src_agent_id, size, queue_id, stream_id, event_id), rocpd_string(id, guid, string), rocpd_info_agent(id, guid, type, type_index), rocpd_event(id, guid, correlation_id)
--- description: memory copies; direction from the copy name, else from the src/dst agent types
+-- requires: rocpd_memory_copy(id, guid, pid, start, end, name_id, dst_agent_id, src_agent_id, size, queue_id, stream_id, event_id), rocpd_string(id, guid, string), rocpd_info_agent(id, guid, type, type_index), rocpd_event(id, guid, stack_id)
+-- description: memory copies. A copy between two different GPU agents is a peer copy (PtoP) whatever its name: rocprofiler-sdk has no peer-to-peer copy operation and names it MEMORY_COPY_DEVICE_TO_DEVICE (two GCDs of one MI250X package are two agents). Otherwise the direction is the copy's name, else the src/dst agent types. correlation_id is the event's stack_id (shared with the API call that enqueued the copy).
 -- Host-side memory kind (pageable vs pinned) is not recorded by rocpd: it is 'unknown'; GPU-side
--- memory is 'device'. device = the GPU agent involved (dst for HtoD, src otherwise).
+-- memory is 'device'. device = the GPU agent involved (dst for HtoD, src otherwise). Agent ids are
+-- compared as ids (rocprofv3 numbers agents by HSA node, from 0; rocprof-sys from 1).
 WITH c AS (
     SELECT m.id AS row_id, m.pid, m.start, m."end", m.size, coalesce(m.stream_id, m.queue_id) AS stream,
-           nullif(e.correlation_id, 0) AS correlation_id,
+           nullif(e.stack_id, 0) AS correlation_id,
            sa.type AS src_type, da.type AS dst_type, m.src_agent_id, m.dst_agent_id,
            CASE WHEN sa.type = 'GPU' THEN sa.type_index END AS src_device,
            CASE WHEN da.type = 'GPU' THEN da.type_index END AS dst_device,
@@ -23,14 +24,16 @@ WITH c AS (
     LEFT JOIN rocpd_event e ON e.id = m.event_id AND e.guid = m.guid
 ), d AS (
     SELECT *,
-           coalesce(named_direction, CASE
+           CASE
+               -- two different GPU agents: a peer copy, even when named DEVICE_TO_DEVICE
+               WHEN src_type = 'GPU' AND dst_type = 'GPU' AND src_agent_id <> dst_agent_id THEN 'PtoP'
+               WHEN named_direction IS NOT NULL THEN named_direction
                WHEN src_type = 'CPU' AND dst_type = 'GPU' THEN 'HtoD'
                WHEN src_type = 'GPU' AND dst_type = 'CPU' THEN 'DtoH'
-               WHEN src_type = 'GPU' AND dst_type = 'GPU' AND src_agent_id = dst_agent_id THEN 'DtoD'
-               -- two GPU agents, even two GCDs of one MI250X package, are a peer copy
-               WHEN src_type = 'GPU' AND dst_type = 'GPU' THEN 'PtoP'
+               WHEN src_type = 'GPU' AND dst_type = 'GPU' THEN 'DtoD'
                WHEN src_type = 'CPU' AND dst_type = 'CPU' THEN 'HtoH'
-               ELSE 'other' END) AS direction
+               ELSE 'other'
+           END AS direction
     FROM c
 )
 SELECT

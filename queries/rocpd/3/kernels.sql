@@ -1,7 +1,10 @@
 -- relation: kernels
--- requires: rocpd_kernel_dispatch(id, guid, pid, agent_id, kernel_id, queue_id, stream_id, start, end, private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id), rocpd_info_kernel_symbol(id, guid, display_name, group_segment_size, sgpr_count, arch_vgpr_count), rocpd_info_agent(id, guid, type_index), rocpd_event(id, guid, correlation_id)
+-- requires: rocpd_kernel_dispatch(id, guid, pid, agent_id, kernel_id, queue_id, stream_id, start, end, private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id), rocpd_info_kernel_symbol(id, guid, display_name, group_segment_size, sgpr_count, arch_vgpr_count), rocpd_info_agent(id, guid, type_index), rocpd_event(id, guid, stack_id)
 -- description: kernel dispatches with their symbol; HIP work-item grids divided by the workgroup size. ROCm's fill kernels (__amd_rocclr_fill*, how hipMemset runs) are memsets and left to memsets.sql.
 -- device = the agent's type_index (GPU number among GPU agents, the HIP device number).
+-- correlation_id = the event's stack_id: the internal correlation id the writer shares between the
+-- launch call's event and the dispatch's (rocpd_event.correlation_id is the external id, 0 unless
+-- the application sets one).
 -- name_id = the smallest symbol id carrying the same display name: the loader registers one symbol
 -- per kernel per agent's code object, so symbol ids alone would split one kernel into several.
 WITH sym AS (
@@ -16,7 +19,7 @@ SELECT
     coalesce(k.stream_id, k.queue_id) AS stream,
     k.start AS start,
     k."end" AS "end",
-    nullif(e.correlation_id, 0) AS correlation_id,
+    nullif(e.stack_id, 0) AS correlation_id,
     s.name_id AS name_id,
     s.display_name AS name,
     CASE WHEN instr(s.display_name, '(') > 0

@@ -1,5 +1,5 @@
 -- relation: memsets
--- requires: rocpd_kernel_dispatch(id, guid, pid, agent_id, kernel_id, stream_id, queue_id, start, end, event_id), rocpd_info_kernel_symbol(id, guid, display_name), rocpd_info_agent(id, guid, type_index), rocpd_event(id, guid, correlation_id)
+-- requires: rocpd_kernel_dispatch(id, guid, pid, agent_id, kernel_id, stream_id, queue_id, start, end, event_id), rocpd_info_kernel_symbol(id, guid, display_name), rocpd_info_agent(id, guid, type_index), rocpd_event(id, guid, stack_id)
 -- description: hipMemset work as the GPU ran it. rocpd has no memset table: ROCm executes hipMemset as a blit kernel (__amd_rocclr_fillBufferAligned and its siblings), recorded as a dispatch; those dispatches are memsets here and are left out of kernels.sql. The byte count is not recorded with the dispatch, so bytes is NULL (unknown), and so is the memory kind.
 SELECT
     k.id AS row_id,
@@ -8,7 +8,7 @@ SELECT
     coalesce(k.stream_id, k.queue_id) AS stream,
     k.start AS start,
     k."end" AS "end",
-    nullif(e.correlation_id, 0) AS correlation_id,
+    nullif(e.stack_id, 0) AS correlation_id,
     NULL AS bytes,
     'unknown' AS mem_kind
 FROM rocpd_kernel_dispatch k

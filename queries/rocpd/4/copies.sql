@@ -1,0 +1,52 @@
+-- relation: copies
+-- requires: rocpd_memory_copy(id, guid, track_id, start_id, end_id, name_id, dst_agent_id, src_agent_id, size, event_id), rocpd_track(id, guid, pid, queue_id, stream_id), rocpd_timestamp(id, guid, value), rocpd_string(id, guid, string), rocpd_info_agent(id, guid, type, type_index), rocpd_event(id, guid, stack_id)
+-- description: memory copies of a schema 4.0.0 file: times through rocpd_timestamp, process and stream through the copy's track; directions as in the schema 3 set (two different GPU agents: a peer copy whatever the name, else the copy's name, else the agent types), correlation_id the event's stack_id. Host memory kind is not recorded: 'unknown'.
+WITH c AS (
+    SELECT m.id AS row_id, tr.pid, ts.value AS start, te.value AS "end", m.size,
+           coalesce(tr.stream_id, tr.queue_id) AS stream, nullif(e.stack_id, 0) AS correlation_id,
+           sa.type AS src_type, da.type AS dst_type, m.src_agent_id, m.dst_agent_id,
+           CASE WHEN sa.type = 'GPU' THEN sa.type_index END AS src_device,
+           CASE WHEN da.type = 'GPU' THEN da.type_index END AS dst_device,
+           CASE n.string
+               WHEN 'MEMORY_COPY_HOST_TO_DEVICE' THEN 'HtoD'
+               WHEN 'MEMORY_COPY_DEVICE_TO_HOST' THEN 'DtoH'
+               WHEN 'MEMORY_COPY_DEVICE_TO_DEVICE' THEN 'DtoD'
+               WHEN 'MEMORY_COPY_PEER_TO_PEER' THEN 'PtoP'
+               WHEN 'MEMORY_COPY_HOST_TO_HOST' THEN 'HtoH'
+           END AS named_direction
+    FROM rocpd_memory_copy m
+    LEFT JOIN rocpd_track tr ON tr.id = m.track_id AND tr.guid = m.guid
+    LEFT JOIN rocpd_timestamp ts ON ts.id = m.start_id AND ts.guid = m.guid
+    LEFT JOIN rocpd_timestamp te ON te.id = m.end_id AND te.guid = m.guid
+    LEFT JOIN rocpd_string n ON n.id = m.name_id AND n.guid = m.guid
+    LEFT JOIN rocpd_info_agent sa ON sa.id = m.src_agent_id AND sa.guid = m.guid
+    LEFT JOIN rocpd_info_agent da ON da.id = m.dst_agent_id AND da.guid = m.guid
+    LEFT JOIN rocpd_event e ON e.id = m.event_id AND e.guid = m.guid
+), d AS (
+    SELECT *,
+           CASE
+               WHEN src_type = 'GPU' AND dst_type = 'GPU' AND src_agent_id <> dst_agent_id THEN 'PtoP'
+               WHEN named_direction IS NOT NULL THEN named_direction
+               WHEN src_type = 'CPU' AND dst_type = 'GPU' THEN 'HtoD'
+               WHEN src_type = 'GPU' AND dst_type = 'CPU' THEN 'DtoH'
+               WHEN src_type = 'GPU' AND dst_type = 'GPU' THEN 'DtoD'
+               WHEN src_type = 'CPU' AND dst_type = 'CPU' THEN 'HtoH'
+               ELSE 'other'
+           END AS direction
+    FROM c
+)
+SELECT
+    row_id,
+    pid,
+    CASE WHEN direction = 'HtoD' THEN dst_device ELSE coalesce(src_device, dst_device) END AS device,
+    stream,
+    start,
+    "end",
+    correlation_id,
+    size AS bytes,
+    direction,
+    CASE WHEN src_type = 'GPU' THEN 'device' ELSE 'unknown' END AS src_kind,
+    CASE WHEN dst_type = 'GPU' THEN 'device' ELSE 'unknown' END AS dst_kind,
+    src_device,
+    dst_device
+FROM d
