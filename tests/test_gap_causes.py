@@ -98,6 +98,29 @@ def test_copy_wait_alloc_mpi_and_unknown() -> None:
     assert owners(t) == ["unknown"] and t.recoverable_ns.tolist() == [0]
 
 
+def test_ranges_named_as_compiling_own_their_gaps_and_compiled_code_does_not(tmp_path: Path) -> None:
+    from engine.synth.nsys_writer import write_nsys
+    from engine.synth.scenario import ApiCall, Device, Kernel, Marker, Process, Scenario
+
+    ms = 1_000_000
+    # kernels [0,1), [4,5), [8,9) ms, each launched just before it starts; between them the host sits in
+    # a 2.5 ms range: "compile_inner" (PyTorch compiling a graph) in the first gap, "CompiledFunction"
+    # (running what was compiled earlier) in the second. Only the first gap is compilation.
+    ks = [Kernel(pid=100, device=0, stream=7, start=t * ms, end=(t + 1) * ms, name="k", correlation_id=i + 1)
+          for i, t in enumerate((0, 4, 8))]
+    calls = [ApiCall(pid=100, tid=100, start=k.start - 20_000, end=k.start - 10_000, kind="launch",
+                     correlation_id=k.correlation_id) for k in ks]
+    marks = [Marker(pid=100, tid=100, start=1 * ms + 100_000, end=3 * ms + 600_000, text="compile_inner"),
+             Marker(pid=100, tid=100, start=5 * ms + 100_000, end=7 * ms + 600_000, text="CompiledFunction")]
+    scen = Scenario(name="compile_ranges", description="hand-built", devices=[Device(id=0)],
+                    processes=[Process(pid=100, name="app", threads={100: "main"})],
+                    kernels=ks, api_calls=calls, markers=marks)
+    write_nsys(scen, tmp_path / "c.sqlite")
+    g = summarize(tmp_path / "c.sqlite").idle_gaps[0]
+    assert g.idle_by_cause == {"compile": 3 * ms, "cpu_stall": 3 * ms}
+    assert g.recoverable_by_cause["compile"] == 2_500_000   # the range's own length inside the gap
+
+
 # ---- real profiles: a plain-Python reference over raw SQL --------------------------------------------
 
 SYNC = re.compile(r"^cu(da)?(Device|Stream|Event|Ctx|Thread)Synchronize")
@@ -131,6 +154,13 @@ def _inside(m, t):
     return i >= 0 and m[i][1] > t
 
 
+def _names_compiling(text: str) -> bool:
+    words = re.split(r"[^a-z]+", text.lower())
+    stems = {"compile", "compiler", "compiles", "compiling", "compilation"}
+    return (any(w in stems or w in {"re" + x for x in stems} or w == "ptxas" for w in words)
+            or text.lower().startswith(("nvrtc", "hiprtc")))
+
+
 def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, int]]]:
     """Per device: (idle by cause, recoverable by cause), computed gap by gap from raw rows."""
     conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
@@ -150,6 +180,11 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
         "JOIN ENUM_CUPTI_OVERHEAD_TYPE t ON t.id = c.overheadType WHERE t.label LIKE '%(CUDA)%' "
         "AND (t.label LIKE '%JIT%' OR t.label LIKE '%compil%' OR t.label LIKE '%loading%')").fetchall() \
         if {"CUPTI_ACTIVITY_KIND_OVERHEAD", "ENUM_CUPTI_OVERHEAD_TYPE"} <= tables else []
+    if "NVTX_EVENTS" in tables:  # ranges the application names as compiling
+        texts = conn.execute('SELECT n.start, n."end", (n.globalTid >> 24) & 16777215, coalesce(n.text, s.value) '
+                             'FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId '
+                             'WHERE n."end" > n.start').fetchall()
+        jit += [(a, b, p) for a, b, p, text in texts if _names_compiling(text or "")]
     conn.close()
     out = {}
     for dev in sorted({o[2] for o in ops}):

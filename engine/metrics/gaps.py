@@ -20,8 +20,8 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
    Otherwise `cpu_stall` too when more than half of the rest is the host's own time: more host work
    than GPU work it could hide behind.
 4. otherwise the kind of call covering most of the gap: `compile` (module loading, JIT, the driver's
-   lazy loading), `launch`, `alloc`, `mpi` (or `sync` / `copy_wait` for blocking calls that began
-   inside the gap).
+   lazy loading, NVTX/rocTX ranges named as compiling), `launch`, `alloc`, `mpi` (or `sync` /
+   `copy_wait` for blocking calls that began inside the gap).
 5. `unknown`: the profile holds no host API calls at all, so nothing can be said of the host.
 
 Recoverable time, per gap, is what the trace proves the named fix can remove (the counterfactual):
@@ -83,8 +83,9 @@ class HostSets:
     """Merged host intervals of the processes using one device, by kind (calls of all their threads).
 
     sync: synchronising calls; copy: memcpy/memset calls; launch: kernel and graph launches;
-    alloc: allocation and free calls; compile: module loading and JIT (API calls, and the driver's own
-    lazy-loading and JIT records); mpi: MPI calls; overhead: profiler overhead records.
+    alloc: allocation and free calls; compile: module loading and JIT (API calls, the driver's own
+    lazy-loading and JIT records, ranges the application names as compiling); mpi: MPI calls;
+    overhead: profiler overhead records.
     """
 
     sync: iv.Merged

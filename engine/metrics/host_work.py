@@ -36,6 +36,13 @@ HOST_WORK_LISTED = 5
 # `, op_id = N` or `, seq = N` suffixes, which are dropped to name the call site).
 DEVICE_READ_RANGES = ("aten::item", "aten::_local_scalar_dense", "aten::is_nonzero", "aten::nonzero",
                       "aten::equal", "aten::allclose")
+# NVTX/rocTX ranges that mean "the host is compiling": a framework's compiler (PyTorch's
+# compile_inner/call_user_compiler, XLA's "Compile", a user's "compile kernels" range) or a runtime
+# compiler called through a range of its own (nvrtc*, hiprtc*). Whole words only: "compiled"
+# ranges (PyTorch's CompiledFunction, "Torch-Compiled Region") run code compiled earlier, and JAX's
+# jit(...) ranges run a jitted function; neither compiles anything.
+COMPILE_RANGE = re.compile(r"(?i)(?<![a-z])(?:re)?compil(?:e|er|es|ing|ation)(?![a-z])"
+                           r"|^(?:nvrtc|hiprtc)|(?<![a-z])ptxas(?![a-z])")
 _SUFFIX = re.compile(r",\s*(?:op_id|seq|sequenceNr|stashed seq)\s*=.*$")
 _STALL = GAP_CAUSES.index("cpu_stall")
 _ROUND_TRIP = (GAP_CAUSES.index("sync"), GAP_CAUSES.index("copy_wait"))
@@ -83,6 +90,16 @@ def host_work(rel: Relations, table: GapTable, pids: set[int]) -> list[HostWork]
             out.append(HostWork(source="cpu_samples", name=name, samples=n, share_pct=100.0 * n / total))
     out.sort(key=lambda w: (-w.share_pct, w.source, w.name))
     return out[:2 * HOST_WORK_LISTED]
+
+
+def compile_ranges(rel: Relations) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pid, start, end) of the marker ranges whose name says the host is compiling (COMPILE_RANGE)."""
+    rows = [(int(pid), int(start), int(end)) for pid, name, start, end in rel.query(
+        f"SELECT pid, name, start, \"end\" FROM pa_markers WHERE {VALID} AND \"end\" > start "
+        "AND (name LIKE '%compil%' OR name LIKE 'nvrtc%' OR name LIKE 'hiprtc%' OR name LIKE '%ptxas%')")
+        if name is not None and COMPILE_RANGE.search(str(name))]
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    return arr[:, 0], arr[:, 1], arr[:, 2]
 
 
 def device_reads(rel: Relations, tables: list[GapTable], pids_of: dict[int, set[int]],

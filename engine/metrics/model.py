@@ -93,6 +93,15 @@ class DeviceSummary(_Model):
         None, description="copy union not overlapped by kernels on this device; None when copies were not read")
     kernel_only_ns: int = Field(
         0, description="kernel union not overlapped by copies on this device: the compute a copy could hide behind")
+    compute_busy_ns: int = Field(0, description="union of the compute kernels (communication kernels excluded)")
+    communication_kernel_count: int = Field(0, description="NCCL/RCCL kernels (kernel_classes: communication)")
+    communication_time_ns: int = Field(0, description="sum of communication kernel durations")
+    communication_busy_ns: int = Field(0, description="union of the communication kernels")
+    communication_exposed_ns: int = Field(
+        0, description="communication union not overlapped by compute kernels (waiting for peers included)")
+    communication_recoverable_ns: int = Field(
+        0, description="exposed communication that compute not already overlapping communication could hide: "
+                       "min(exposed, compute busy − overlapped communication)")
     first_activity_ns: int | None = None
     last_activity_ns: int | None = None
     hardware: HardwareLimits = Field(default_factory=HardwareLimits)
@@ -126,6 +135,21 @@ class GpuTotals(_Model):
     recoverable_by_cause: dict[str, int] = Field(
         default_factory=dict, description="per gap cause, the idle time its fix can recover (see DeviceGaps)")
     critical_busy_ns: int = Field(0, description="sum over devices of the busy time the host waited on (DeviceGaps)")
+    compute_busy_ns: int = Field(0, description="sum over used devices of the union of compute kernels "
+                                                "(communication kernels excluded)")
+    communication_kernel_count: int = 0
+    communication_time_ns: int = Field(0, description="sum of NCCL/RCCL kernel durations")
+    communication_busy_ns: int = Field(0, description="sum over devices of the union of communication kernels")
+    communication_exposed_ns: int = Field(0, description="sum over devices of communication not overlapped by compute")
+    communication_recoverable_ns: int = Field(
+        0, description="what overlapping communication with compute recovers, device time: the smallest per-device "
+                       "gain (DeviceSummary) times the devices that communicate, since the collectives tie them "
+                       "together and the run shortens by the slowest GPU's gain at most")
+    communication_devices: int = Field(0, description="devices that ran communication kernels")
+    compute_imbalance_ns: int | None = Field(
+        None, description="over the devices that ran communication kernels (two or more): the largest compute "
+                          "busy minus their mean, the time the slowest device keeps the others waiting in "
+                          "collectives; None with fewer than two")
     first_operation_ns: int | None = Field(
         None, description="offset from the span start of the first GPU operation on any device")
     last_operation_ns: int | None = Field(
@@ -236,6 +260,7 @@ class KernelStats(_Model):
         None, description="the short name, plus what tells it apart when several kernels share it "
                           "(first template argument, then a number in rank order)")
     devices: list[int] = Field(default_factory=list)
+    kernel_class: str = Field("compute", description="compute, or communication (an NCCL/RCCL kernel)")
     count: int
     total_ns: int
     mean_ns: float

@@ -19,9 +19,10 @@ from engine import __version__
 from engine.metrics import host as host_metrics
 from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops, device_activity, stream_stats
+from engine.metrics.communication import communication_name_ids, device_communication
 from engine.metrics.degraded import rocpd_capture_checks
 from engine.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
-from engine.metrics.host_work import device_reads, host_work
+from engine.metrics.host_work import compile_ranges, device_reads, host_work
 from engine.metrics.kernels import kernel_names, kernel_stats, launch_configs
 from engine.metrics.model import (
     CopyStats,
@@ -197,7 +198,12 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     rank = _single_rank(rel)
     mpi_iv = host_metrics.fetch_intervals(rel, "mpi_calls")
     overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
+    # Compiling: the driver's JIT and module loading, and ranges the application names as compiling.
     jit_iv = host_metrics.fetch_intervals(rel, "driver_jit")
+    if rel.available("markers"):
+        named = compile_ranges(rel)
+        jit_iv = (np.concatenate([jit_iv[0], named[0]]), np.concatenate([jit_iv[1], named[1]]),
+                  np.concatenate([jit_iv[2], named[2]]))
     kernels, kx, knames = kernel_job.result()
     digest = digest_job.result()
     warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
@@ -227,6 +233,8 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     streams_job = pool.submit(stream_stats, gpu_ops, (len(kernels.start), len(copies.start), len(memsets.start)),
                               span)
     acts = device_activity(kernels, copies, memsets)
+    comm_ids = communication_name_ids(rel)
+    is_comm = np.isin(kx["name_id"], comm_ids) if len(comm_ids) else np.zeros(len(kernels.start), dtype=bool)
 
     all_pids_by_device: dict[int, set[int]] = {}
     for ops in (kernels, copies, memsets):
@@ -250,6 +258,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         kbusy = iv.length(act.kernels)
         busy = iv.length(act.busy)
         copy_kernel = iv.intersect_length(act.copies, act.kernels)
+        comm = device_communication(kernels, is_comm, dev_id)
         devices.append(DeviceSummary(
             id=dev_id, name=info.get("name"), bus_location=info.get("bus_location"), used=True,
             kernel_count=int(kmask.sum()), kernel_time_ns=ktime, kernel_busy_ns=kbusy,
@@ -258,7 +267,10 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             busy_ns=busy, utilization_pct=(100.0 * busy / span) if span else None,
             kernel_concurrency=(ktime / kbusy) if kbusy else None,
             exposed_copy_ns=iv.length(act.copies) - copy_kernel if rel.available("copies") else None,
-            kernel_only_ns=kbusy - copy_kernel,
+            kernel_only_ns=kbusy - copy_kernel, compute_busy_ns=comm.compute_busy_ns,
+            communication_kernel_count=comm.kernel_count, communication_time_ns=comm.time_ns,
+            communication_busy_ns=comm.busy_ns, communication_exposed_ns=comm.exposed_ns,
+            communication_recoverable_ns=comm.recoverable_ns,
             first_activity_ns=int(act.busy[0][0]), last_activity_ns=int(act.busy[1][-1]), hardware=hw))
         if span_start is not None and span_end is not None:
             host = host_metrics.host_sets(api, all_pids_by_device.get(dev_id, set()), mpi_iv, overhead_iv, jit_iv)
@@ -277,8 +289,8 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
                       exposed_copy if rel.available("copies") else None)
 
     hw_by_dev = {d: h for d, (_, h) in hardware.items()}
-    kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, configs, hw_by_dev) \
-        if rel.available("kernels") else []
+    kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, configs, hw_by_dev,
+                          frozenset(comm_ids.tolist())) if rel.available("kernels") else []
 
     copies_summary = None
     if rel.available("copies"):
@@ -300,6 +312,13 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             by_direction=by_dir, by_kind=by_kind, round_trips=trips, round_trip_count=trip_count,
             round_trip_ns=trip_ns, round_trip_resident_saving_ns=trip_saving)
 
+    # No MPI call recorded is MPI not captured (an older export's NVTX fallback found no "MPI"
+    # domain, or MPI tables that hold nothing): never "zero MPI time".
+    mpi_summary = host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None
+    if mpi_summary is not None and mpi_summary.call_count == 0:
+        mpi_summary = None
+        skipped.append(SkippedItem(what="mpi_calls", reason="no MPI calls in the profile (MPI not traced, or "
+                                                            "the application made none)"))
     summary = ProfileSummary(
         pa_version=__version__,
         profile=ProfileInfo(
@@ -323,7 +342,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         launch=host_metrics.launch_summary(api, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
         streams=streams_job.result(),
         markers=marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None,
-        mpi=host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None,
+        mpi=mpi_summary,
         overhead=host_metrics.overhead_summary(overhead_iv, span) if rel.available("overhead") else None,
         phases=_with_gap_causes(phases_job.result() if phases_job is not None else phases_now() if has_span
                                 else None, gap_tables, int(span_start or 0)),
@@ -349,8 +368,22 @@ def _gpu_totals(used: list[DeviceSummary], gaps: list[DeviceGaps], kernel_count:
             idle_by_cause[cause] = idle_by_cause.get(cause, 0) + ns
         for cause, ns in g.recoverable_by_cause.items():
             recoverable[cause] = recoverable.get(cause, 0) + ns
+    communicating = [d.compute_busy_ns for d in used if d.communication_kernel_count]
     return GpuTotals(
         device_count=len(used), kernel_count=kernel_count, kernel_time_ns=kernel_time,
+        compute_busy_ns=sum(d.compute_busy_ns for d in used),
+        communication_kernel_count=sum(d.communication_kernel_count for d in used),
+        communication_time_ns=sum(d.communication_time_ns for d in used),
+        communication_busy_ns=sum(d.communication_busy_ns for d in used),
+        communication_exposed_ns=sum(d.communication_exposed_ns for d in used),
+        # The collectives tie the communicating GPUs together: the run shortens by at most the smallest
+        # per-device gain (the slowest GPU's), counted on each of them (device time).
+        communication_recoverable_ns=min((d.communication_recoverable_ns for d in used
+                                          if d.communication_kernel_count), default=0) * len(communicating),
+        communication_devices=len(communicating),
+        # the mean rounded up: the claim never exceeds the exact max − mean
+        compute_imbalance_ns=(max(communicating) - -(-sum(communicating) // len(communicating)))
+        if len(communicating) >= 2 else None,
         kernel_busy_ns=kbusy_total, busy_ns=busy_total,
         utilization_pct=(100.0 * busy_total / device_time) if device_time else None,
         kernel_utilization_pct=(100.0 * kbusy_total / device_time) if device_time else None,

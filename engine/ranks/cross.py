@@ -133,7 +133,7 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None) -> CrossRank:
         coll = s.mpi.by_kind.get("collective", 0) if s.mpi else 0
         rows.append(RankOverview(
             rank=r.rank, rank_source=r.rank_source, file_name=s.profile.file_name, span_ns=s.span_ns,
-            kernel_time_ns=s.gpu.kernel_time_ns, busy_ns=s.gpu.busy_ns, idle_ns=_idle(r),
+            kernel_time_ns=s.gpu.kernel_time_ns - s.gpu.communication_time_ns, busy_ns=s.gpu.busy_ns, idle_ns=_idle(r),
             mpi_ns=s.mpi.total_ns if s.mpi else None, collective_wait_ns=wait[r.rank],
             noncollective_mpi_ns=max(0, s.mpi.total_ns - coll) if s.mpi else None,
             utilization_pct=s.gpu.utilization_pct))

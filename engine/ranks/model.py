@@ -58,7 +58,8 @@ class RankOverview(_Model):
     rank_source: str
     file_name: str
     span_ns: int
-    kernel_time_ns: int
+    kernel_time_ns: int = Field(description="compute kernel time: NCCL/RCCL communication kernels, which wait for "
+                                            "the other ranks, are not counted")
     busy_ns: int
     idle_ns: int = Field(description="span × used devices − busy")
     mpi_ns: int | None = Field(description="time in MPI calls (union per process); None: not captured")

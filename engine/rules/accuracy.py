@@ -79,7 +79,8 @@ def run(out_dir: Path, names: Iterable[str] | None = None,
     from engine.synth import scenarios
 
     rs = load_ruleset()
-    return [score(n, f, out_dir, rs) for f in formats for n in (names or sorted(scenarios.ALL_SCENARIOS))]
+    return [score(n, f, out_dir, rs) for f in formats for n in (names or sorted(scenarios.ALL_SCENARIOS))
+            if f in scenarios.ALL_SCENARIOS[n]().expected.formats]
 
 
 def rates(scores: list[ScenarioScore]) -> dict[str, float | int | None]:

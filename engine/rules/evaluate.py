@@ -78,24 +78,26 @@ def compute_buckets(summary: ProfileSummary) -> dict[str, int]:
     """Time available per bucket, in span-equivalent ns (device time ÷ devices, MPI time ÷ processes).
 
     The buckets partition what a claim may come from (docs/rules.md, "Time has one owner"):
-    compute = busy − exposed copy (kernels and memsets), in the share of busy time that is on the
-    critical path (the host waited on it: gpu.critical_busy_ns; faster kernels elsewhere only lengthen
-    the following gap); exposed_copy = copies no kernel hides;
-    sync = in-window idle in synchronisation round trips (gap causes sync and copy_wait); idle = the
-    rest of the in-window idle (launch, alloc, MPI, host work, overhead); exposed_communication = MPI
-    time per process. Idle before the first and after the last GPU operation belongs to no bucket:
-    start-up and tear-down are the capture rules' to report, never a claim.
+    compute = busy − exposed copy − exposed communication kernels (compute kernels and memsets), in
+    the share of busy time that is on the critical path (the host waited on it:
+    gpu.critical_busy_ns; faster kernels elsewhere only lengthen the following gap); exposed_copy =
+    copies no kernel hides; sync = in-window idle in synchronisation round trips (gap causes sync
+    and copy_wait); idle = the rest of the in-window idle (launch, alloc, MPI, host work, overhead);
+    exposed_communication = MPI time per process plus the NCCL/RCCL kernel time no compute kernel
+    overlaps. Idle before the first and after the last GPU operation belongs to no bucket: start-up
+    and tear-down are the capture rules' to report, never a claim.
     """
     g = summary.gpu
     devices = max(g.device_count, 1)
     exposed = g.exposed_copy_ns or 0
     sync = g.idle_by_cause.get("sync", 0) + g.idle_by_cause.get("copy_wait", 0)
     mpi = summary.mpi.total_ns // max(summary.mpi.process_count, 1) if summary.mpi else 0
+    comm = g.communication_exposed_ns
     critical = min(1.0, g.critical_busy_ns / g.busy_ns) if g.busy_ns else 0.0
     return {
-        "compute": int(max(0, g.busy_ns - exposed) * critical) // devices,
+        "compute": int(max(0, g.busy_ns - exposed - comm) * critical) // devices,
         "exposed_copy": exposed // devices,
-        "exposed_communication": mpi,
+        "exposed_communication": mpi + comm // devices,
         "sync": sync // devices,
         "idle": max(0, g.idle_in_window_ns - sync) // devices,
     }

@@ -693,15 +693,15 @@ def _nvtx_rows(ctx: _Ctx) -> Iterator[Row]:
     ev = {k: ctx.enums.id("ENUM_NSYS_EVENT_TYPE", lab) for k, lab in _MARKER_EVENT.items()}
     create = ctx.enums.id("ENUM_NSYS_EVENT_TYPE", "NvtxDomainCreate")
     domains = domain_ids(markers)
-    first: dict[str, Marker] = {}
+    # Each process creates the domains it uses (NvtxDomainCreate rows are per process, like the ids).
+    first: dict[tuple[int, str], Marker] = {}
     for m in markers:
         if m.domain is not None:
-            f = first.get(m.domain)
+            f = first.get((m.pid, m.domain))
             if f is None or m.start < f.start:
-                first[m.domain] = m
-    for name, did in domains.items():
-        f = first[name]
-        yield (f.start, None, create, None, name, global_tid(f.pid, f.tid), None, None, did)
+                first[(m.pid, m.domain)] = m
+    for (_, name), f in sorted(first.items(), key=lambda kv: (kv[1].start, kv[0])):
+        yield (f.start, None, create, None, name, global_tid(f.pid, f.tid), None, None, domains[name])
     range_id = 0
     for i, m in enumerate(markers):
         gt = global_tid(m.pid, m.tid)

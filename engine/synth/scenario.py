@@ -196,6 +196,8 @@ class Expected:
 
     bottlenecks: list[str] = field(default_factory=list)
     notes: str = ""
+    # the profile formats that can record what is planted (an Nsight-only layout: ("nsys",))
+    formats: tuple[str, ...] = ("nsys", "rocpd")
 
 
 @dataclass

@@ -54,6 +54,7 @@ K_RESET = "reset_flags(int*, int)"
 K_GEMM = "void gemm_tn_kernel<128, 128, 8>(int, int, int, const float*, const float*, float*)"
 K_STENCIL = "void stencil3d_kernel<double, 4>(const double*, double*, int, int, int)"
 K_REDUCE = "void reduce_sum_kernel<float, 256>(const float*, float*, int)"
+K_ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
 K_SPMV = "void spmv_csr_kernel<double>(int, const int*, const int*, const double*, const double*, double*)"
 
 
@@ -342,6 +343,20 @@ def mpi_collectives() -> Scenario:
     return b.done(["mpi_imbalance"], "rank 0 waits ~3 ms in each MPI_Allreduce and 1 ms per barrier")
 
 
+def mpi_as_nvtx() -> Scenario:
+    """mpi_collectives as older Nsight Systems versions recorded it (Nsight Systems only).
+
+    The MPI calls are NVTX ranges named MPI_* in an NVTX domain "MPI", and there are no MPI tables.
+    """
+    s = mpi_collectives()
+    s.name, s.description = "mpi_as_nvtx", s.description + "; MPI traced as NVTX ranges in domain 'MPI'"
+    s.markers += [Marker(c.pid, c.tid, c.start, c.end, c.name, domain="MPI") for c in s.mpi_calls]
+    s.markers.sort(key=lambda m: (m.pid, m.tid, m.start))
+    s.mpi_calls = []
+    s.expected = Expected(bottlenecks=s.expected.bottlenecks, notes=s.expected.notes, formats=("nsys",))
+    return s
+
+
 def healthy() -> Scenario:
     """Control: big queued kernels, async pinned copies overlapped on a second stream, rare syncs."""
     rng = random.Random(10)
@@ -560,6 +575,57 @@ def jit_in_loop() -> Scenario:
     return b.done(["compilation"], "module loading between steps: the GPU idles ~4 ms every 4th step, ~40 %")
 
 
+def _collective_steps(name: str, description: str, compute: tuple[int, int], transfer: int,
+                      overlapped: bool = False, steps: int = 100) -> _Builder:
+    """Two GPUs driven by one process, a compute kernel then an allreduce kernel on each per step.
+
+    The allreduce ends on both GPUs `transfer` after the later compute ends (the earlier GPU waits
+    inside its allreduce kernel). `overlapped`: the allreduce runs on a second stream beside the
+    compute. The host queues each step's four launches 200 µs before it starts; one device sync at
+    the end.
+    """
+    b = _Builder(name, description, devices=[Device(id=0), Device(id=1, bus_location="0000:41:00.0")])
+    t = T0 + MS
+    for _ in range(steps):
+        h = t - 200 * US
+        if overlapped:
+            ends = [t + compute[d] for d in (0, 1)]
+            comm = [(t + 500 * US, t + 500 * US + transfer)] * 2
+        else:
+            ends = [t + compute[d] for d in (0, 1)]
+            comm = [(ends[d], max(ends) + transfer) for d in (0, 1)]
+        for d in (0, 1):
+            for (ks, ke), kname, stream in (((t, ends[d]), K_GEMM, 7), (comm[d], K_ALLREDUCE, 8 if overlapped else 7)):
+                c = b.corr()
+                h = b.api(h, 10 * US, "launch", corr=c)
+                b.s.kernels.append(Kernel(PID, d, stream, ks, ke, kname, grid=(1728, 1, 1), correlation_id=c))
+        t = max(max(ends), max(e for _, e in comm))
+    b.sync(t - 100 * US, "device_sync", until=t + 5 * US)
+    return b
+
+
+def nccl_exposed() -> Scenario:
+    """Two GPUs: each step 3 ms of compute, then a 2 ms allreduce with nothing beside it."""
+    b = _collective_steps("nccl_exposed", "2 GPUs x 100 steps: 3 ms compute, then a 2 ms allreduce kernel",
+                          (3 * MS, 3 * MS), 2 * MS)
+    return b.done(["communication"], "allreduce kernels 40 % of each GPU's time with no compute beside them")
+
+
+def nccl_overlapped() -> Scenario:
+    """Two GPUs: each step 3 ms of compute with a 2 ms allreduce on a second stream beside it (healthy)."""
+    b = _collective_steps("nccl_overlapped", "2 GPUs x 100 steps: 3 ms compute, a 2 ms allreduce beside it",
+                          (3 * MS, 3 * MS), 2 * MS, overlapped=True)
+    return b.done([], "communication fully overlapped with compute: nothing to recover from it")
+
+
+def nccl_imbalanced() -> Scenario:
+    """Two GPUs: 4 ms of compute on GPU 0, 2 ms on GPU 1; GPU 1 waits 2 ms in every allreduce."""
+    b = _collective_steps("nccl_imbalanced", "2 GPUs x 100 steps: 4 ms / 2 ms compute, then a 1 ms allreduce",
+                          (4 * MS, 2 * MS), 1 * MS)
+    return b.done(["mpi_imbalance", "communication"],
+                  "GPU 0 computes 1 ms per step above the mean (20 % of the run); 1 ms of transfer exposed")
+
+
 def gpu_not_captured() -> Scenario:
     """The host launches and waits on the GPU most of the time, but no GPU records were captured."""
     b = _Builder("gpu_not_captured", "host-side only: 200 x (launch, 2 ms stream sync, 100 µs host work)")
@@ -680,9 +746,13 @@ ALL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "round_trip_copies": round_trip_copies,
     "gpu_not_captured": gpu_not_captured,
     "jit_in_loop": jit_in_loop,
+    "nccl_exposed": nccl_exposed,
+    "nccl_overlapped": nccl_overlapped,
+    "nccl_imbalanced": nccl_imbalanced,
     "multi_stream_overlap": multi_stream_overlap,
     "nvtx_nested": nvtx_nested,
     "mpi_collectives": mpi_collectives,
+    "mpi_as_nvtx": mpi_as_nvtx,
     "healthy": healthy,
     "mixed_launch_and_copies": mixed_launch_and_copies,
     "mixed_sync_and_idle": mixed_sync_and_idle,
