@@ -45,8 +45,8 @@ class _Skip:
 
 
 def run_rules(summary: Any, site_packs: Sequence[Path], keep_paths: bool,
-              extra_facts: dict[str, Any] | None = None) -> Any:
-    """Evaluate the built-in and site rule packs on `summary` (engine.rules.engine).
+              extra_facts: dict[str, Any] | None = None, ruleset: Any = None) -> Any:
+    """Evaluate the built-in and site rule packs (or the `ruleset` loaded from them) on `summary`.
 
     extra_facts: the `cross_rank.*` facts of a multi-rank run (CrossRank.facts()), or None.
     """
@@ -58,7 +58,8 @@ def run_rules(summary: Any, site_packs: Sequence[Path], keep_paths: bool,
         if site_packs:
             raise UserError("--rules given but the rule engine is not available in this build") from exc
         return _NoRules(skipped=[_Skip("all rules", "rule engine not available in this build")])
-    ruleset = engine.load_ruleset(site_packs=tuple(site_packs), keep_paths=keep_paths)
+    if ruleset is None:
+        ruleset = engine.load_ruleset(site_packs=tuple(site_packs), keep_paths=keep_paths)
     return engine.evaluate(summary, ruleset, extra_facts=extra_facts)
 
 
@@ -91,22 +92,28 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
     from engine.report.assemble import RunInfo, build_report, primary_index
     from engine.report.llm_hook import LlmOptions, run_llm_stage
     from engine.report.schema import validate_report
+    from engine.rules.engine import load_ruleset
 
     t0 = time.monotonic() if started is None else started
     opts = ranks or RankOptions()
     files = expand(profiles)
+    # The rule packs first: a bad pack fails before minutes of Stage 1, and a pack may set how
+    # marker names are normalised (`marker_names:`), which Stage 1 needs.
+    ruleset = load_ruleset(site_packs=tuple(site_packs), keep_paths=keep_paths)
     cross = None
     if len(files) == 1:
         if opts.primary_rank is not None:
             raise UserError("--primary-rank needs the files of several ranks")
-        summaries = [summarize(files[0], keep_paths=keep_paths, max_phases=opts.max_phases)]
+        summaries = [summarize(files[0], keep_paths=keep_paths, max_phases=opts.max_phases,
+                               marker_naming=ruleset.marker_naming)]
         rank_numbers = None
         primary = primary_index(summaries)
     else:
         from engine.ranks import cross_rank, summarize_ranks
 
         rs = summarize_ranks(files, workers=opts.workers, executor=opts.executor, scheduler=opts.scheduler,
-                             max_phases=opts.max_phases, keep_paths=keep_paths, progress=progress)
+                             max_phases=opts.max_phases, keep_paths=keep_paths, progress=progress,
+                             marker_naming=ruleset.marker_naming)
         cross = cross_rank(rs, primary_rank=opts.primary_rank)
         summaries = [r.summary for r in rs.ranks]
         rank_numbers = [r.rank for r in rs.ranks]
@@ -114,7 +121,7 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
         primary = rank_numbers.index(cross.primary_rank)
     main_summary = summaries[primary]
     rule_result = run_rules(main_summary, site_packs, keep_paths,
-                            extra_facts=cross.facts() if cross is not None else None)
+                            extra_facts=cross.facts() if cross is not None else None, ruleset=ruleset)
     # ---- HOOK (issue 6): the LLM stage refines/re-ranks the rules' hypotheses, or returns None. ----
     llm, llm_reason = run_llm_stage(main_summary, rule_result,
                                     LlmOptions(enabled=llm_enabled, model=model, base_url=base_url,

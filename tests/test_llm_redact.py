@@ -29,6 +29,7 @@ from engine.profile.canonical import (
     KERNEL_CLASSES,
     MARKER_KINDS,
     MEMORY_KINDS,
+    MIGRATION_CAUSES,
     MPI_KINDS,
     RELATIONS,
     SYNC_TYPES,
@@ -40,7 +41,7 @@ from engine.synth.scenarios import example
 
 # What may be sent under --redact because it is no user data (defined here, independently of pa):
 _ENUMS = {*DIRECTIONS, *MEMORY_KINDS, *SYNC_TYPES, *API_KINDS, *MARKER_KINDS, *MPI_KINDS, *KERNEL_CLASSES,
-          *ALLOCATION_KINDS, *ALLOCATION_LEVELS}
+          *ALLOCATION_KINDS, *ALLOCATION_LEVELS, *MIGRATION_CAUSES}
 _PUBLIC = re.compile(r"(?:cuda|cu)[A-Z]\w*|NVIDIA [\w .()-]+|\d+(?:\.\d+)*|schema_layout|product_version|host_name|"
                      r"export_host|capture_start_utc")
 

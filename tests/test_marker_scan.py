@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.metrics.host import scan_markers
+from engine.metrics.marker_names import RAW_NAMING
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly
 from engine.profile.queryset import resolve
@@ -94,7 +95,7 @@ def reference_scan(rel: Relations) -> dict:
 
 
 def new_scan(rel: Relations) -> dict:
-    m = scan_markers(rel)
+    m = scan_markers(rel, RAW_NAMING)  # the walk it replaced aggregated raw names
     return {"stats": list(m.stats.items()), "top": sorted(m.top), "count": m.count, "top_count": m.top_count,
             "open": m.open_ranges, "extent": m.extent, "runs": m.top_level_runs()}
 

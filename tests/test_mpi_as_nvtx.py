@@ -46,4 +46,4 @@ def test_kind_of_an_mpi_range_is_read_from_its_name(tmp_path: Path) -> None:
 def test_nvtx_without_an_mpi_domain_is_mpi_not_captured(tmp_path: Path) -> None:
     s = summarize(_nvtx_only(tmp_path, [Marker(100, 100, 0, 1000, "MPI_Allreduce", domain="app")]))
     assert s.mpi is None
-    assert any(k.what == "mpi_calls" and "no MPI calls" in k.reason for k in s.skipped)
+    assert any(k.what == "mpi_calls" and "MPI not traced" in k.reason for k in s.skipped)

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops
 from engine.metrics.gaps import HostSets
+from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from engine.metrics.model import (
     AllocSummary,
     ApiBlocked,
@@ -279,6 +281,7 @@ class MarkerScan:
     # thread's top-level ranges (start, end, name code arrays; rocpd files hold millions).
     thread_tops: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]]
     top_names: list[str]                                 # name code -> name, for thread_tops
+    variants: dict[tuple[str, str | None], int] = field(default_factory=dict)  # raw names per normalised one
 
     def top_level_runs(self) -> list[list[tuple[str, int, int]]]:
         """Per thread: runs (name, start, end) of consecutive same-named top-level ranges.
@@ -297,11 +300,13 @@ class MarkerScan:
         """The MarkerSummary, with top-level starts relative to `span_start`."""
         top_ranges = [TopLevelRange(pid=p, tid=t, name=n, start_ns=st - span_start, duration_ns=d)
                       for d, _, p, t, st, n in sorted(self.top, reverse=True)]
-        by_name = [MarkerStats(name=n, domain=d, count=c, total_ns=t, mean_ns=t / c, max_depth=md)
+        by_name = [MarkerStats(name=n, domain=d, count=c, total_ns=t, mean_ns=t / c, max_depth=md,
+                               name_variants=self.variants.get((n, d), 1))
                    for (n, d), (c, t, md) in self.stats.items()]
         by_name.sort(key=lambda m: (-m.total_ns, m.name))
         return MarkerSummary(count=self.count, open_ranges=self.open_ranges, by_name=by_name,
-                             top_level_count=self.top_count, top_level=top_ranges)
+                             top_level_count=self.top_count, top_level=top_ranges,
+                             merged_names=sum(v - 1 for v in self.variants.values()))
 
 
 def _thread_runs(s: np.ndarray, e: np.ndarray, c: np.ndarray, names: list[str]) -> list[tuple[str, int, int]]:
@@ -365,6 +370,7 @@ class _MarkerRows:
     key: np.ndarray      # index into keys
     keys: list[tuple[str, str | None]]   # (name, domain) per key code, in order of first appearance
     open_ranges: int
+    variants: dict[tuple[str, str | None], int] = field(default_factory=dict)  # raw names merged, when > 1
 
 
 def _fetch_markers(rel: Relations) -> _MarkerRows:
@@ -535,22 +541,23 @@ def _stack_depth(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     return out
 
 
-def scan_markers(rel: Relations) -> MarkerScan:
+def scan_markers(rel: Relations, naming: MarkerNaming = DEFAULT_NAMING) -> MarkerScan:
     """NVTX/rocTX ranges by name, nesting depth per thread, the longest top-level ranges, the extent.
 
     NVTX push/pop ranges form a stack per thread *and domain*; start/end ranges may cross threads and
     never nest, so they are always at depth 0; instant marks are counted (with zero duration) but are
     never top-level. Ranges still open at the end of the capture (no end, or end < start) are counted,
     not summed. The rows come in one statement and are ordered and nested with numpy: rocpd files
-    carry millions of rocTX ranges, and a Python loop per range costs seconds.
+    carry millions of rocTX ranges, and a Python loop per range costs seconds. Names are normalised
+    first (`naming`, engine.metrics.marker_names): ranges whose names differ only by ids are one name.
     """
-    scan = _scan_markers(rel)
+    scan = _scan_markers(rel, naming)
     _return_freed_heap()  # the transport's and the sorts' buffers, freed on return from _scan_markers
     return scan
 
 
-def _scan_markers(rel: Relations) -> MarkerScan:
-    m = _fetch_markers(rel)
+def _scan_markers(rel: Relations, naming: MarkerNaming) -> MarkerScan:
+    m = _normalised(_fetch_markers(rel), naming)
     n = len(m.start)
     domain_of_key = [d for _, d in m.keys]
     domains = sorted({d for d in domain_of_key}, key=lambda d: (d is not None, d or ""))
@@ -572,7 +579,20 @@ def _scan_markers(rel: Relations) -> MarkerScan:
     tops = np.flatnonzero(top_level)
     return MarkerScan(stats, _longest(tops, pid, tid, start, end, key, m.keys), n, len(tops), m.open_ranges,
                       (int(start.min()), int(end.max())) if n else (None, None),
-                      *_thread_tops(tops, pid, tid, start, end, key, m.keys))
+                      *_thread_tops(tops, pid, tid, start, end, key, m.keys), variants=m.variants)
+
+
+def _normalised(m: _MarkerRows, naming: MarkerNaming) -> _MarkerRows:
+    """`m` with names normalised: keys that normalise alike become one, counted in `variants`."""
+    merged: dict[tuple[str, str | None], int] = {}
+    remap = np.fromiter((merged.setdefault((naming.normalise(name), domain), len(merged))
+                         for name, domain in m.keys), dtype=np.int64, count=len(m.keys))
+    if len(merged) == len(m.keys):
+        return m
+    keys = list(merged)
+    variants = np.bincount(remap, minlength=len(keys))
+    return dataclasses.replace(m, key=remap[m.key] if len(m.key) else m.key, keys=keys,
+                               variants={k: int(v) for k, v in zip(keys, variants.tolist(), strict=True) if v > 1})
 
 
 def _new_run(group: np.ndarray) -> np.ndarray:

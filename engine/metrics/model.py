@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.phases.model import PhaseSummary
 
-SUMMARY_SCHEMA_VERSION = "1.1"
+SUMMARY_SCHEMA_VERSION = "1.2"
 
 
 class _Model(BaseModel):
@@ -322,6 +322,33 @@ class CopyTotals(_Model):
     pageable_bytes: int = 0
 
 
+class MigrationCause(_Model):
+    """Unified-memory migrations of one cause."""
+
+    count: int
+    bytes: int
+    total_ns: int
+
+
+class MigrationSummary(_Model):
+    """Unified (managed) memory migrations (engine.metrics.migrations); explicit copies are elsewhere."""
+
+    count: int
+    bytes: int
+    total_ns: int
+    by_cause: dict[str, MigrationCause] = Field(
+        default_factory=dict, description="page_fault, user_prefetch, speculative_prefetch, eviction, "
+                                          "access_counters, unknown")
+    fault_bytes: int = Field(0, description="bytes moved by page-fault migrations")
+    fault_busy_ns: int = Field(0, description="union of page-fault migrations, summed over devices")
+    fault_exposed_ns: int = Field(0, description="that union where no kernel runs on the device")
+    fault_overlapped_ns: int = Field(
+        0, description="that union under kernels: faults stall the kernels for an unknown share of it (not claimed)")
+    fault_recoverable_ns: int = Field(
+        0, description="what prefetching recovers: per device max(0, exposed − fault bytes / host-link peak), "
+                       "summed; 0 where the link peak is unknown")
+
+
 class CopySummary(_Model):
     """All copy facts."""
 
@@ -342,6 +369,9 @@ class CopySummary(_Model):
     round_trip_resident_saving_ns: int = Field(
         0, description="what keeping those buffers resident on the device would save: all their copies but "
                        "the first upload and the last download of each size")
+    migrations: MigrationSummary | None = Field(
+        None, description="unified-memory migrations (None: none recorded); by_direction, by_kind and the "
+                          "round trips count explicit copies only")
 
 
 class MemsetStats(_Model):
@@ -437,6 +467,8 @@ class MarkerStats(_Model):
     total_ns: int
     mean_ns: float
     max_depth: int = 0
+    name_variants: int = Field(1, description="raw names aggregated under this normalised name "
+                                              "(engine.metrics.marker_names)")
 
 
 class TopLevelRange(_Model):
@@ -458,6 +490,8 @@ class MarkerSummary(_Model):
     top_level_count: int = Field(0, description="ranges at depth 0, all threads")
     top_level: list[TopLevelRange] = Field(
         description="the longest top-level ranges, at most 50 (see top_level_count for the total)")
+    merged_names: int = Field(0, description="raw names that normalisation merged into another (ids, "
+                                             "sequence numbers, addresses dropped)")
 
 
 class MpiOpStats(_Model):

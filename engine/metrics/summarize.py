@@ -24,6 +24,8 @@ from engine.metrics.degraded import rocpd_capture_checks
 from engine.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
 from engine.metrics.host_work import compile_ranges, device_reads, host_work
 from engine.metrics.kernels import kernel_names, kernel_stats, launch_configs
+from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
+from engine.metrics.migrations import migration_summary
 from engine.metrics.model import (
     CopyStats,
     CopySummary,
@@ -57,8 +59,9 @@ CAPTURED_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "mar
                       "os_calls", "cpu_samples", "overhead")
 
 
-def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSummary:
-    """Open `path` read-only and compute its ProfileSummary."""
+def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES,
+              marker_naming: MarkerNaming = DEFAULT_NAMING) -> ProfileSummary:
+    """Open `path` read-only and compute its ProfileSummary (marker names normalised by `marker_naming`)."""
     path = Path(path)
     conn = open_readonly(path)
     try:
@@ -66,7 +69,7 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
         qs = resolve(fmt.format, fmt.schema_version)
         rel = Relations.bind(conn, qs)
         return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
-                          keep_paths, max_phases)
+                          keep_paths, max_phases, marker_naming)
     finally:
         conn.close()
 
@@ -158,7 +161,7 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]
 
 def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version: str,
                product_version: str | None, keep_paths: bool,
-               max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSummary:
+               max_phases: int = DEFAULT_MAX_PHASES, marker_naming: MarkerNaming = DEFAULT_NAMING) -> ProfileSummary:
     # One worker thread beside this one, with connections of its own: it scans the kernel table
     # and reads the kernel names while this thread reads every other relation, then detects phases
     # and computes the stream statistics while this thread computes the per-device, per-kernel and
@@ -166,7 +169,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     # the GIL, so the two halves overlap on two cores.
     with ThreadPoolExecutor(max_workers=1) as pool:
         return _summarize_in(pool, rel, path, fmt, vendor, schema_version, product_version, keep_paths,
-                             max_phases)
+                             max_phases, marker_naming)
 
 
 # Canonical relations the summary does not read: they exist for the LLM's SQL workspace (and for
@@ -176,7 +179,7 @@ WORKSPACE_ONLY_RELATIONS = frozenset({"allocations"})
 
 def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str, vendor: str,
                   schema_version: str, product_version: str | None, keep_paths: bool,
-                  max_phases: int) -> ProfileSummary:
+                  max_phases: int, marker_naming: MarkerNaming) -> ProfileSummary:
     warnings: list[str] = list(rel.query_set.warnings)
     # A relation no metric reads (only the SQL workspace does) is not "not analysed" when its
     # format has no query for it; a query that exists but cannot run is still reported.
@@ -191,7 +194,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     copies, cx = _ops(rel, "copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
     memsets, _ = _ops(rel, "memsets", other_warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
-    marker_scan = host_metrics.scan_markers(rel) if rel.available("markers") else None
+    marker_scan = host_metrics.scan_markers(rel, marker_naming) if rel.available("markers") else None
     hardware = _hardware(rel)
     configs = launch_configs(rel) if rel.available("kernels") else {}
     memsets_summary = memset_stats(rel) if rel.available("memsets") else None
@@ -294,7 +297,11 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
 
     copies_summary = None
     if rel.available("copies"):
-        by_kind, by_dir = copy_stats(cx, copies.duration, copies.device, hw_by_dev)
+        # Explicit copies only in the copy statistics: unified-memory migrations are summarised apart.
+        explicit = cx["migration_code"] < 0
+        ex = {k: v[explicit] for k, v in cx.items()}
+        ex_dur = copies.duration[explicit]
+        by_kind, by_dir = copy_stats(ex, ex_dur, copies.device[explicit], hw_by_dev)
         pageable = sum(t.pageable_bytes for t in by_dir)
         # Share over host-side copies whose host memory kind is known: rocpd records no
         # pageable/pinned distinction, and "unknown" must not read as "0 % pageable".
@@ -304,21 +311,16 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             skipped.append(SkippedItem(what="copies.pageable_share",
                                        reason="the profile does not record whether host memory was "
                                               "pageable or pinned"))
-        trips, trip_count, trip_ns, trip_saving = round_trips(cx, copies.duration)
+        trips, trip_count, trip_ns, trip_saving = round_trips(ex, ex_dur)
         copies_summary = CopySummary(
-            count=len(copies.start), bytes=sum(t.bytes for t in by_dir), total_ns=int(copies.duration.sum()),
+            count=int(explicit.sum()), bytes=sum(t.bytes for t in by_dir), total_ns=int(ex_dur.sum()),
             busy_ns=sum(iv.length(a.copies) for a in acts.values()), exposed_ns=exposed_copy,
             pageable_bytes=pageable, pageable_share_pct=(100.0 * pageable / host_bytes) if host_bytes else None,
             by_direction=by_dir, by_kind=by_kind, round_trips=trips, round_trip_count=trip_count,
-            round_trip_ns=trip_ns, round_trip_resident_saving_ns=trip_saving)
+            round_trip_ns=trip_ns, round_trip_resident_saving_ns=trip_saving,
+            migrations=migration_summary(copies, cx, {d: a.kernels for d, a in acts.items()}, hw_by_dev))
 
-    # No MPI call recorded is MPI not captured (an older export's NVTX fallback found no "MPI"
-    # domain, or MPI tables that hold nothing): never "zero MPI time".
     mpi_summary = host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None
-    if mpi_summary is not None and mpi_summary.call_count == 0:
-        mpi_summary = None
-        skipped.append(SkippedItem(what="mpi_calls", reason="no MPI calls in the profile (MPI not traced, or "
-                                                            "the application made none)"))
     summary = ProfileSummary(
         pa_version=__version__,
         profile=ProfileInfo(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.metrics.model import CopyStats, CopyTotals, HardwareLimits, MemsetStats, RoundTrip
-from engine.profile.canonical import DIRECTIONS, MEMORY_KINDS
+from engine.profile.canonical import DIRECTIONS, MEMORY_KINDS, MIGRATION_CAUSES
 from engine.profile.relations import VALID, Relations
 
 HOST_DIRECTIONS = ("HtoD", "DtoH", "HtoH")
@@ -64,6 +64,10 @@ COPY_CODES = {
     "direction_code": _code_of("direction", DIRECTIONS, "other"),
     "src_kind_code": _code_of("src_kind", MEMORY_KINDS, "unknown"),
     "dst_kind_code": _code_of("dst_kind", MEMORY_KINDS, "unknown"),
+    # -1: an explicit copy; else the index of the unified-memory migration's cause
+    "migration_code": "CASE WHEN migration IS NULL THEN -1 "
+                      + " ".join(f"WHEN migration = '{v}' THEN {i}" for i, v in enumerate(MIGRATION_CAUSES))
+                      + f" ELSE {MIGRATION_CAUSES.index('unknown')} END",
 }
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 DIRECTIONS = ("HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "other")
 MEMORY_KINDS = ("pageable", "pinned", "device", "managed", "array", "unknown")
+# why the driver migrated managed (unified) memory pages
+MIGRATION_CAUSES = ("page_fault", "user_prefetch", "speculative_prefetch", "eviction", "access_counters", "unknown")
 SYNC_TYPES = ("event", "stream_wait", "stream", "context", "unknown")
 API_KINDS = ("launch", "graph_launch", "memcpy", "memcpy_async", "memset", "sync", "alloc", "free",
              "module", "communication", "other")
@@ -99,6 +101,8 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("dst_kind", "text", "destination memory kind: " + "/".join(MEMORY_KINDS)),
         ("src_device", "int", "source device for device-side memory, else NULL"),
         ("dst_device", "int", "destination device for device-side memory, else NULL"),
+        ("migration", "text", "for a unified-memory migration, its cause: " + "/".join(MIGRATION_CAUSES)
+         + "; NULL for an explicit copy"),
     ),
     "memsets": _cols(
         *_ACTIVITY,

@@ -18,6 +18,8 @@ Each file starts with a header of `-- key: value` lines:
     -- requires_any: MPI_P2P_EVENTS, MPI_COLLECTIVES_EVENTS   (at least one must exist)
     -- optional: ENUM_CUDA_MEMCPY_OPER(id, label)
     -- description: one line saying what the query reads
+    -- when_empty: MPI was not traced   (optional: a file where the query returns no row did not
+                                        record the relation; it is skipped with this reason)
 
 The body is a SELECT producing the relation's canonical columns (engine.profile.canonical). It is a
 Jinja template evaluated against the file's schema only: `has_table(name)` and
@@ -82,6 +84,7 @@ class QueryFile:
     description: str
     body: str
     sha256: str
+    when_empty: str | None = None   # reason the relation is skipped when the query returns no row
 
     @property
     def display_path(self) -> str:
@@ -121,6 +124,7 @@ def load_query_file(path: Path, version_dir: str) -> QueryFile:
         description=header.get("description", ""),
         body="\n".join(body_lines).strip().rstrip(";"),
         sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        when_empty=header.get("when_empty") or None,
     )
 
 

@@ -124,6 +124,9 @@ class Relations:
             sql = render_query(qf, has_table=lambda t: t in names,
                                has_column=lambda t, c: c in columns(t))
             _check_output_columns(conn, qf, sql)
+            if qf.when_empty and _is_empty(rel, relation, sql):
+                rel.skipped.append(Skipped(relation, f"{qf.when_empty} (no rows from {qf.display_path})"))
+                continue
             rel.raw_sql_by_relation[relation] = sql
             rel.sql_by_relation[relation] = domain_sql(relation, sql)
         return rel
@@ -317,6 +320,12 @@ def _missing_requirement(qf: QueryFile, names: set[str],
 def _empty_select(relation: str) -> str:
     cols = ", ".join(f'NULL AS "{c}"' for c in column_names(relation))
     return f"SELECT {cols} WHERE 0"
+
+
+def _is_empty(rel: Relations, relation: str, sql: str) -> bool:
+    """True when the rendered query of `relation` returns no row (asked once, LIMIT 1)."""
+    with rel.reading(f"{TABLE_PREFIX}{relation}"):
+        return rel.conn.execute(f"SELECT 1 FROM ({sql}) LIMIT 1").fetchone() is None
 
 
 def _check_output_columns(conn: sqlite3.Connection, qf: QueryFile, sql: str) -> None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.ranks.model import CrossRank
 from engine.rules.hypothesis import EvidenceValue, Hypothesis
 
-REPORT_SCHEMA_VERSION = "1.4"
+REPORT_SCHEMA_VERSION = "1.5"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")

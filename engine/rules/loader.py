@@ -18,6 +18,7 @@ stays under MAX_EVALUATION_NODES.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import math
@@ -35,6 +36,7 @@ from pydantic import BaseModel
 
 from engine.errors import UserError
 from engine.inputs import read_text_file
+from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from engine.metrics.model import ProfileSummary
 from engine.paths import data_dir
 from engine.rules.expr import Expr, ExprError, compile_expr
@@ -146,6 +148,7 @@ class RuleSet:
     disabled: dict[str, str]  # rule id -> display path of the pack that disabled it
     vendors: dict[str, dict[str, str]]
     packs: list[PackRef]
+    marker_naming: MarkerNaming = DEFAULT_NAMING
 
 
 @lru_cache(maxsize=1)
@@ -387,6 +390,11 @@ def _apply_pack(rs: RuleSet, data: dict[str, Any], display: str, builtin: bool) 
                                   m.get("unit"), m["description"], display)
     for vendor, words in (data.get("vendors") or {}).items():
         rs.vendors.setdefault(vendor, {}).update(words)
+    if "marker_names" in data:
+        given = data["marker_names"] or {}
+        if "strip_after" in given:
+            given = {**given, "strip_after": tuple(given["strip_after"])}
+        rs.marker_naming = dataclasses.replace(rs.marker_naming, **given)
     for h in data.get("hypotheses") or []:
         rid = h["id"]
         if rid in rs.rules and not h.get("replace"):

@@ -88,6 +88,17 @@ _MEMCPY_OPER = (
     (12, "CUDA_MEMCPY_KIND_UVM_DTOH", "Unified Device-to-Host"),
     (13, "CUDA_MEMCPY_KIND_UVM_DTOD", "Unified Device-to-Device"),
 )
+_UM_MIGRATION = (
+    (0, "CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_UNKNOWN", "Unknown"),
+    (1, "CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_USER", "User prefetch"),
+    (2, "CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE", "Page fault"),
+    (3, "CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_PREFETCH", "Speculative prefecth"),   # sic, as Nsight writes it
+    (4, "CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_EVICTION", "Eviction"),
+    (5, "CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_ACCESS_COUNTERS", "Access counters"),
+)
+_UM_CAUSE_LABEL = {"page_fault": "Page fault", "user_prefetch": "User prefetch",
+                   "speculative_prefetch": "Speculative prefecth", "eviction": "Eviction",
+                   "access_counters": "Access counters"}
 _MEM_KIND = (
     (0, "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE", "Pageable"),
     (1, "CUDA_MEMOPR_MEMORY_KIND_PINNED", "Pinned"),
@@ -355,7 +366,8 @@ def _layouts() -> dict[str, _Layout]:
     }
     enums_313: dict[str, EnumRows] = {
         "ENUM_CUDA_MEMCPY_OPER": _MEMCPY_OPER, "ENUM_CUDA_MEM_KIND": _MEM_KIND,
-        "ENUM_CUPTI_SYNC_TYPE": _SYNC_TYPE, "ENUM_CUDA_KERNEL_LAUNCH_TYPE": _KERNEL_LAUNCH_TYPE,
+        "ENUM_CUDA_UNIF_MEM_MIGRATION": _UM_MIGRATION, "ENUM_CUPTI_SYNC_TYPE": _SYNC_TYPE,
+        "ENUM_CUDA_KERNEL_LAUNCH_TYPE": _KERNEL_LAUNCH_TYPE,
         "ENUM_NSYS_EVENT_TYPE": _EVENT_TYPE, "ENUM_NSYS_EVENT_CLASS": _EVENT_CLASS_313,
     }
     common_324 = dict(common_313)
@@ -452,6 +464,7 @@ class _Enums:
         self._ids: dict[str, dict[str, int]] = {}
         source = layout.enums or {
             "ENUM_CUDA_MEMCPY_OPER": _MEMCPY_OPER, "ENUM_CUDA_MEM_KIND": _MEM_KIND,
+            "ENUM_CUDA_UNIF_MEM_MIGRATION": _UM_MIGRATION,
             "ENUM_CUPTI_SYNC_TYPE": _SYNC_TYPE, "ENUM_CUDA_KERNEL_LAUNCH_TYPE": _KERNEL_LAUNCH_TYPE,
             "ENUM_NSYS_EVENT_TYPE": _EVENT_TYPE, "ENUM_NSYS_EVENT_CLASS": _EVENT_CLASS_313,
         }
@@ -601,7 +614,7 @@ def _kernel_rows(ctx: _Ctx) -> Iterator[Row]:
 _COLS_MEMCPY = (
     "start", "end", "deviceId", "contextId", "greenContextId", "streamId", "correlationId",
     "globalPid", "bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "srcContextId",
-    "dstDeviceId", "dstContextId", "copyCount")
+    "dstDeviceId", "dstContextId", "copyCount", "migrationCause")
 
 
 def _copy_endpoints(direction: str, device: int, peer: int | None) -> tuple[int | None, int | None]:
@@ -624,11 +637,15 @@ def _memcpy_rows(ctx: _Ctx) -> Iterator[Row]:
     count = 1 if ctx.v324 else None
     for c in ctx.scenario.copies:
         src_dev, dst_dev = _copy_endpoints(c.direction, c.device, c.dst_device)
+        kind, cause = kinds[c.direction], None
+        if c.migration is not None:  # a migration of managed pages: "Unified" copy kind and its cause
+            kind = ctx.enums.id("ENUM_CUDA_MEMCPY_OPER", "Unified " + _DIRECTION_LABEL[c.direction])
+            cause = ctx.enums.id("ENUM_CUDA_UNIF_MEM_MIGRATION", _UM_CAUSE_LABEL[c.migration])
         yield (c.start, c.end, c.device, ctx.context_id(c.pid, c.device), green, c.stream,
-               c.correlation_id, global_pid(c.pid), c.bytes, kinds[c.direction], mem[c.src_kind],
+               c.correlation_id, global_pid(c.pid), c.bytes, kind, mem[c.src_kind],
                mem[c.dst_kind], src_dev,
                None if src_dev is None else ctx.context_id(c.pid, src_dev), dst_dev,
-               None if dst_dev is None else ctx.context_id(c.pid, dst_dev), count)
+               None if dst_dev is None else ctx.context_id(c.pid, dst_dev), count, cause)
 
 
 _COLS_MEMSET = ("start", "end", "deviceId", "contextId", "greenContextId", "streamId",

@@ -109,6 +109,9 @@ class Copy:
     dst_kind: MemKind
     dst_device: int | None = None   # peer copies: the other device
     correlation_id: int = 0
+    # a unified-memory migration (HtoD/DtoH of managed pages) and its cause: page_fault,
+    # user_prefetch, speculative_prefetch, eviction, access_counters; None for an explicit copy
+    migration: str | None = None
 
 
 @dataclass(slots=True)

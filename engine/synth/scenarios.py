@@ -626,6 +626,34 @@ def nccl_imbalanced() -> Scenario:
                   "GPU 0 computes 1 ms per step above the mean (20 % of the run); 1 ms of transfer exposed")
 
 
+def um_page_faults() -> Scenario:
+    """Managed memory touched without prefetching: page-fault migrations in and out of every step.
+
+    Per step a 400 µs kernel, during which 8 page-fault migrations of 64 KiB come in (under the
+    kernel); then the host reads the result: 32 page-fault migrations of 64 KiB go out back to back,
+    12 µs each, while no kernel runs (Nsight Systems only: rocpd records no migrations as copies).
+    """
+    b = _Builder("um_page_faults", "100 x (400 µs kernel with 8 faults under it, then 32 x 12 µs DtoH faults)")
+    t = T0
+    for _ in range(100):
+        api_end, k_end = b.launch(t, 5 * US, 400 * US, K_STENCIL)
+        k_start = k_end - 400 * US
+        for i in range(8):
+            s = k_start + 20 * US + i * 45 * US
+            b.s.copies.append(Copy(PID, 0, 0, s, s + 10 * US, 64 * 1024, "HtoD", "managed", "managed",
+                                   migration="page_fault"))
+        done = b.sync(api_end + US, "stream_sync")
+        m = done + 5 * US
+        for _ in range(32):
+            b.s.copies.append(Copy(PID, 0, 0, m, m + 12 * US, 64 * 1024, "DtoH", "managed", "managed",
+                                   migration="page_fault"))
+            m += 12 * US
+        t = m + 5 * US
+    scen = b.done(["memory_bound"], "DtoH page faults ~45 % of each step with no kernel running; prefetch")
+    scen.expected.formats = ("nsys",)
+    return scen
+
+
 def gpu_not_captured() -> Scenario:
     """The host launches and waits on the GPU most of the time, but no GPU records were captured."""
     b = _Builder("gpu_not_captured", "host-side only: 200 x (launch, 2 ms stream sync, 100 µs host work)")
@@ -746,6 +774,7 @@ ALL_SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "round_trip_copies": round_trip_copies,
     "gpu_not_captured": gpu_not_captured,
     "jit_in_loop": jit_in_loop,
+    "um_page_faults": um_page_faults,
     "nccl_exposed": nccl_exposed,
     "nccl_overlapped": nccl_overlapped,
     "nccl_imbalanced": nccl_imbalanced,

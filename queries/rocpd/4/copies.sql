@@ -48,5 +48,6 @@ SELECT
     CASE WHEN src_type = 'GPU' THEN 'device' ELSE 'unknown' END AS src_kind,
     CASE WHEN dst_type = 'GPU' THEN 'device' ELSE 'unknown' END AS dst_kind,
     src_device,
-    dst_device
+    dst_device,
+    NULL AS migration  -- rocpd records no unified-memory migrations as copies
 FROM d
