@@ -88,9 +88,9 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
     Several files (directories expanded) are one multi-rank run: Stage 1 per rank in parallel
     (`ranks`), cross-rank facts, and the rules run on the primary rank's summary with those facts.
     """
+    from engine.llm.model import LlmOptions
     from engine.metrics.summarize import summarize
     from engine.report.assemble import RunInfo, build_report, primary_index
-    from engine.report.llm_hook import LlmOptions, run_llm_stage
     from engine.report.schema import validate_report
     from engine.rules.engine import load_ruleset
 
@@ -122,13 +122,16 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
     main_summary = summaries[primary]
     rule_result = run_rules(main_summary, site_packs, keep_paths,
                             extra_facts=cross.facts() if cross is not None else None, ruleset=ruleset)
-    # ---- HOOK (issue 6): the LLM stage refines/re-ranks the rules' hypotheses, or returns None. ----
-    llm, llm_reason = run_llm_stage(main_summary, rule_result,
-                                    LlmOptions(enabled=llm_enabled, model=model, base_url=base_url,
-                                               extra={**(llm_extra or {}), "profile_path":
-                                                      str(files[primary]),
-                                                      "ranks": list(cross.ranks) if cross is not None
-                                                      else None}))
+    # The LLM stage refines and re-ranks the rules' hypotheses; its clients load only when enabled.
+    llm, llm_reason = None, "--no-llm given"
+    if llm_enabled:
+        from engine.llm.stage import run as run_llm_stage
+
+        llm, llm_reason = run_llm_stage(main_summary, rule_result,
+                                        LlmOptions(enabled=True, model=model, base_url=base_url,
+                                                   extra={**(llm_extra or {}), "profile_path": str(files[primary]),
+                                                          "ranks": list(cross.ranks) if cross is not None
+                                                          else None}))
     try:
         report = build_report(summaries, rule_result,
                               RunInfo(command_line=list(command_line), keep_paths=keep_paths,

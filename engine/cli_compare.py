@@ -60,7 +60,7 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
     from engine.cli_analyze import choose_format
     from engine.cli_output import plan_output, write_output
     from engine.compare import compare as do_compare
-    from engine.compare.llm_hook import explain
+    from engine.compare.explain import explain
     from engine.compare.render import TEMPLATES, render_comparison
     from engine.compare.schema import validate_comparison
     from engine.report.render import EXTENSIONS, check_templates_dir

@@ -175,17 +175,15 @@ def test_cli_compare_every_format_planted_change_first_nothing_below_noise(pair:
 
 
 def test_ungrounded_numbers() -> None:
-    from engine.compare.llm_hook import ungrounded
+    from engine.llm.compare import ungrounded
 
     doc = {"span": {"before": 400_000_000, "after": 330_000_000, "delta_pct": -17.5}}
     assert ungrounded("The span fell from 400 ms to 330 ms (-17.5 %), i.e. 70 ms.", doc) == ["70"]
 
 
-def test_llm_hook_explanation_is_checked_and_rendered(pair: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-    import types
-
-    from engine.compare.model import LlmExplanation
+def test_llm_explanation_is_checked_and_rendered(pair: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.llm.compare as llm_compare
+    from engine.llm.model import LlmExplanation
 
     pb, pa, _, _ = pair
     calls: list[dict] = []
@@ -195,9 +193,7 @@ def test_llm_hook_explanation_is_checked_and_rendered(pair: tuple, monkeypatch: 
         return LlmExplanation(text="Phase stencil3d_kernel got 54.8 % shorter; 12345 is invented.",
                               provider="fake", model="m1")
 
-    fake = types.ModuleType("engine.llm.compare")
-    fake.explain_comparison = explain_comparison  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "engine.llm.compare", fake)
+    monkeypatch.setattr(llm_compare, "explain_comparison", explain_comparison)
     r = CliRunner().invoke(main, ["compare", str(pb), str(pa), "--no-rules", "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)

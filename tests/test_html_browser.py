@@ -63,9 +63,9 @@ def test_html_report_renders_in_chromium(tmp_path: Path) -> None:
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary")
 def test_compare_html_renders_in_chromium(tmp_path: Path) -> None:
     from engine.compare import compare
-    from engine.compare.model import LlmExplanation
     from engine.compare.render import render_comparison
     from engine.compare.schema import validate_comparison
+    from engine.llm.model import LlmExplanation
     from engine.metrics.summarize import summarize
     from engine.phases.synth import MS, phased, write
 

@@ -20,10 +20,10 @@ from fakes.llm_server import FakeLlmServer, openai_answer, openai_text, redirect
 from llm_world import PROVIDERS, answer, script, write_hostile
 
 from engine.errors import UserError
+from engine.llm.model import LlmFailure, LlmOptions
 from engine.llm.providers import DEFAULT_HOSTS, ENABLE_HINT, LlmSettings, NoProvider, Target, resolve
 from engine.llm.stage import llm_stage
 from engine.llm.transport import Deadline, Guard, RequestRefused, http_client
-from engine.report.llm_hook import LlmFailure, LlmOptions
 
 KEYS = {"ANTHROPIC_API_KEY": "sk-ant-key-anthropic-000000000000", "OPENAI_API_KEY": "sk-key-openai-1111111111111111",
         "GOOGLE_API_KEY": "AIzaKeyGoogle22222222222222222222222222"}

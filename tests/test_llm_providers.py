@@ -33,13 +33,13 @@ from fakes.llm_server import (
 
 from engine.errors import UserError
 from engine.llm.context import WRAP_UP, system_prompt
+from engine.llm.model import LlmFailure, LlmOptions
 from engine.llm.pricing import estimate_run, load_prices, price_for
 from engine.llm.providers import LlmSettings, NoProvider, Target, resolve, resolve_target
 from engine.llm.redact import Redactor, from_summary
 from engine.llm.sql_tool import SqlSandbox
 from engine.llm.stage import llm_stage
 from engine.llm.tools import STATUS_MEANING, TOOL_NAMES, ToolBox
-from engine.report.llm_hook import LlmFailure, LlmOptions
 from engine.rules.evaluate import RuleOutcome, RuleResult
 from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
 

@@ -20,6 +20,7 @@ import pytest
 from fakes.llm_server import FakeLlmServer
 from llm_world import HOME, PROVIDERS, SECRET, TOKEN, answer, provider_options, script, write_hostile
 
+from engine.llm.model import LlmOptions
 from engine.llm.stage import llm_stage
 from engine.profile.canonical import (
     ALLOCATION_KINDS,
@@ -34,7 +35,6 @@ from engine.profile.canonical import (
     RELATIONS,
     SYNC_TYPES,
 )
-from engine.report.llm_hook import LlmOptions
 from engine.rules.evaluate import RuleResult
 from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis
 from engine.synth.scenarios import example

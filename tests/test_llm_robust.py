@@ -29,8 +29,8 @@ from fakes.llm_server import (
 )
 from llm_world import LONG_NAME, PROVIDERS, answer, provider_options, script, write_hostile
 
+from engine.llm.model import LlmFailure, LlmOptions
 from engine.llm.stage import llm_stage
-from engine.report.llm_hook import LlmFailure, LlmOptions
 
 
 @pytest.fixture(autouse=True)

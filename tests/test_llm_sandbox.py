@@ -226,8 +226,8 @@ def test_a_profile_the_workspace_cannot_open_leaves_the_other_tools_working(tmp_
     from fakes.llm_server import FakeLlmServer, openai_answer, openai_tool_calls
     from llm_world import answer
 
+    from engine.llm.model import LlmOptions
     from engine.llm.stage import llm_stage
-    from engine.report.llm_hook import LlmOptions
     from engine.rules.evaluate import RuleResult
 
     broken = tmp_path / "broken.sqlite"

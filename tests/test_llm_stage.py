@@ -20,9 +20,9 @@ from fakes.llm_server import (  # tests/ is on sys.path (pytest rootdir-less tes
 )
 
 from engine.llm.context import WRAP_UP
+from engine.llm.model import LlmOptions
 from engine.llm.redact import from_summary
 from engine.llm.stage import llm_stage
-from engine.report.llm_hook import LlmOptions
 from engine.rules.evaluate import RuleResult
 from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
 

@@ -88,20 +88,20 @@ def test_broken_report_exits_3_and_renders_nothing(example_profile: Path, tmp_pa
     assert not out.exists() and not list(tmp_path.iterdir())
 
 
-def test_llm_hook_is_called_and_recorded(example_profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.report.llm_hook as hook
-    from engine.report.model import LlmProvenance
+def test_llm_stage_is_called_and_recorded(example_profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.llm.stage as stage
+    from engine.llm.model import LlmOptions, LlmOutcome, LlmProvenance
 
     calls: list[Any] = []
 
-    def fake_stage(summary: Any, rule_result: Any, options: hook.LlmOptions) -> hook.LlmOutcome:
+    def fake_stage(summary: Any, rule_result: Any, options: LlmOptions) -> LlmOutcome:
         calls.append(options)
-        return hook.LlmOutcome(hypotheses=list(reversed(rule_result.hypotheses)),
-                               provenance=LlmProvenance(mode="llm", provider="fake", model="m1", turns=2,
-                                                        tool_calls=1, input_tokens=10, output_tokens=5,
-                                                        log_path="/abs/secret/llm.log"))
+        return LlmOutcome(hypotheses=list(reversed(rule_result.hypotheses)),
+                          provenance=LlmProvenance(mode="llm", provider="fake", model="m1", turns=2,
+                                                   tool_calls=1, input_tokens=10, output_tokens=5,
+                                                   log_path="/abs/secret/llm.log"))
 
-    monkeypatch.setattr(hook, "_find_stage", lambda: fake_stage)
+    monkeypatch.setattr(stage, "llm_stage", fake_stage)
     doc = json.loads(_run(str(example_profile), "-f", "json", "--model", "m1").output)
     assert calls and calls[0].model == "m1"
     assert doc["provenance"]["llm"]["provider"] == "fake"

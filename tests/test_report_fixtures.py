@@ -7,7 +7,6 @@ No tests here; the other test_report*.py modules import these builders.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from engine.metrics.model import (
@@ -25,7 +24,9 @@ from engine.metrics.model import (
 )
 from engine.report.assemble import RunInfo, build_report
 from engine.report.model import Report
+from engine.rules.evaluate import RuleOutcome, RuleResult
 from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
+from engine.rules.loader import PackRef
 
 SPAN = 1_000_000_000
 HOSTILE = "k<script>alert(1)</script>|pipe"
@@ -83,43 +84,15 @@ def make_hypothesis(hid: str, fraction: float | None, title: str = "GPU idle whi
         estimated_speedup_pct_upper=upper, confidence=0.8, next_capture=next_capture)
 
 
-@dataclass
-class FakePack:
-    name: str
-    path: str
-    sha256: str
-    order: int
-    builtin: bool
-
-
-@dataclass
-class FakeOutcome:
-    rule_id: str
-    status: str
-    reason: str | None = None
-    values: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class FakeRuleResult:
-    hypotheses: list[Hypothesis]
-    skipped: list[SkippedItem] = field(default_factory=list)
-    packs: list[FakePack] = field(default_factory=list)
-    outcomes: list[FakeOutcome] = field(default_factory=list)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    buckets: dict[str, int] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-
-def make_rule_result(site_pack_path: str = "/home/someone/site.yaml") -> FakeRuleResult:
-    return FakeRuleResult(
+def make_rule_result(site_pack_path: str = "/home/someone/site.yaml") -> RuleResult:
+    return RuleResult(
         hypotheses=[make_hypothesis("H1", 0.3, next_capture="nsys --trace=cuda,osrt"),
                     make_hypothesis("H2", 0.1, title="Small kernels")],
         skipped=[SkippedItem(what="rule mpi.imbalance", reason="needs mpi, not captured")],
-        packs=[FakePack("builtin", "core.yaml", "12" * 32, 0, True),
-               FakePack("site", site_pack_path, "34" * 32, 1, False)],
-        outcomes=[FakeOutcome("rule.h1", "fired"), FakeOutcome("rule.quiet", "silent")],
-        buckets={"sync": 300_000_000, "idle": 100_000_000})
+        packs=[PackRef("builtin", "core.yaml", "12" * 32, 0, True),
+               PackRef("site", site_pack_path, "34" * 32, 1, False)],
+        outcomes=[RuleOutcome("rule.h1", "fired", None, {}), RuleOutcome("rule.quiet", "silent", None, {})],
+        metrics={}, buckets={"sync": 300_000_000, "idle": 100_000_000})
 
 
 def make_report(n_profiles: int = 1, keep_paths: bool = False, **kw: Any) -> Report:

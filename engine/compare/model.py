@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.llm.model import LlmExplanation
+
 COMPARISON_SCHEMA_VERSION = "1.2"
 
 
@@ -81,19 +83,6 @@ class CaptureRef(_Model):
     file_name: str
     sha256: str
     span_ns: int
-
-
-class LlmExplanation(_Model):
-    """The optional LLM explanation of the differences (one validated call; see engine.compare.llm_hook)."""
-
-    text: str = Field(description="the model's explanation; every number must come from this comparison")
-    provider: str | None = None
-    model: str | None = None
-    key_differences: list[str] = Field(
-        default_factory=list, description="ids of the key differences (K1, ...) the text discusses; unknown ids "
-                                          "are dropped by the engine")
-    ungrounded_numbers: list[str] = Field(
-        default_factory=list, description="numbers in the text that match no number of the comparison (flagged)")
 
 
 class Comparison(_Model):

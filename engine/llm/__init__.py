@@ -1,5 +1,6 @@
 """The optional LLM stage of `pa analyze`: ranks, refines and explains what the rules found.
 
-Nothing here is imported on the deterministic path: `engine.report.llm_hook` imports
-`engine.llm.stage` lazily, and only when the stage is enabled. See docs/llm.md.
+Nothing of the stage is imported on the deterministic path: the pipeline imports `engine.llm.stage`
+only when the stage is enabled; the report and compare layers import the stage's interface types
+from `engine.llm.model`, which loads no client. See docs/llm.md.
 """

@@ -1,6 +1,6 @@
 """The LLM explanation of `pa compare`: one validated call that explains a comparison's numbers.
 
-`explain_comparison(doc, options)` is called by `engine.compare.llm_hook.explain` with the validated
+`explain_comparison(doc, options)` is called by `engine.compare.explain.explain` with the validated
 comparison document only: no profile, no summary, no tools. The model gets a compact JSON view of
 that document (significant overview changes, the key differences with their ids K1.., the kernels
 that changed, appeared or vanished, per-phase changes, what became of the rules' findings, and the
@@ -10,7 +10,7 @@ narrative and the ids of the key differences it discusses.
 Same provider selection, endpoints, `pa.toml`, `--redact`, `--log`, `--dry-run`, pre-flight line and
 confirmation (`--yes`) as `pa analyze` (engine.llm.stage); the `claude` command-line fallback makes
 the same single call through `claude -p`. Durations are shown to the model in ms (3 decimals),
-percentages with 1 decimal; the grounding check (engine.compare.llm_hook.ungrounded) accepts those
+percentages with 1 decimal; the grounding check (`ungrounded` below) accepts those
 rounded values as well as the document's own numbers.
 
 Failure (timeout, rate limit or server error after the SDK's retries, an answer still invalid after
@@ -23,20 +23,53 @@ ids) are done by the hook, on the restored (un-redacted) answer, and again here 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 import click
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.compare.llm_hook import ungrounded
-from engine.compare.model import LlmExplanation
 from engine.errors import UserError
 from engine.llm.context import estimate_tokens
+from engine.llm.model import LlmExplanation
 from engine.llm.pricing import estimate_run
 from engine.llm.providers import ENABLE_HINT, NoProvider, Target, load_settings, resolve
 from engine.llm.redact import Redactor
 from engine.llm.secrets import env_secrets, scrub
+
+
+def _numbers(node: Any) -> Iterator[float]:
+    if isinstance(node, bool):
+        return
+    if isinstance(node, (int, float)):
+        v = float(node)
+        yield v
+        yield round(v, 1)                  # percentages as shown to the model
+        yield round(v, 3)
+        yield v / 1e6                      # ns shown in ms
+        yield round(v / 1e6, 3)            # ... as shown to the model
+        yield v / 1e3                      # ns shown in µs
+        yield v / 1e9                      # ns shown in s
+    elif isinstance(node, dict):
+        for v in node.values():
+            yield from _numbers(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _numbers(v)
+
+
+def numbers(doc: Any) -> list[float]:
+    """Every number of a comparison document, also as ms / µs / s (the facts of the grounding check)."""
+    return sorted(set(_numbers(doc)))
+
+
+def ungrounded(text: str, doc: Any) -> list[str]:
+    """Numbers in `text` that match no number of `doc` (module docs), in text order."""
+    from engine.llm.output import ungrounded_numbers
+
+    return ungrounded_numbers(text, numbers(doc), magnitude=True)
+
 
 TOP_ROWS = 15
 COMPARE_SYSTEM_PROMPT = """\

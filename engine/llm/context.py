@@ -27,6 +27,8 @@ from typing import Any
 
 from engine.llm.redact import Redactor, cap
 from engine.llm.tools import encode
+from engine.metrics.model import ProfileSummary
+from engine.rules.evaluate import RuleResult
 
 TOKEN_BUDGET = 8_000
 TOP_KERNELS = 8
@@ -165,10 +167,10 @@ def key_metrics(summary: Any) -> dict[str, Any]:
     return {k: v for k, v in m.items() if v is not None}
 
 
-def candidates(rule_result: Any) -> list[dict[str, Any]]:
+def candidates(rule_result: RuleResult) -> list[dict[str, Any]]:
     """The rules' hypotheses, compact: what the model ranks and refines."""
     out = []
-    for h in getattr(rule_result, "hypotheses", []):
+    for h in rule_result.hypotheses:
         out.append({
             "id": h.id, "rule_id": h.rule_id, "title": h.title, "bottleneck_type": h.bottleneck_type,
             "bucket": h.bucket, "phase": _d(h.phase), "description": h.description, "suggestion": h.suggestion,
@@ -201,7 +203,7 @@ def capture_status(summary: Any) -> dict[str, Any]:
             "warnings": list(summary.warnings)[:8]}
 
 
-def build_context(summary: Any, rule_result: Any, ranks: list[Any] | None = None) -> dict[str, Any]:
+def build_context(summary: ProfileSummary, rule_result: RuleResult, ranks: list[Any] | None = None) -> dict[str, Any]:
     """The compact context document (before redaction); `ranks`: per-rank rows of a multi-rank run."""
     collisions = Counter((k.short_name or k.name) for k in summary.kernels)
     kernels = [{"name": Datum(kernel_label(k, collisions)), **({"label": Datum(k.display_name)}
@@ -217,7 +219,7 @@ def build_context(summary: Any, rule_result: Any, ranks: list[Any] | None = None
         "hardware": _hardware(summary),
         "key_metrics": metrics,
         "glossary": {k: GLOSSARY[k] for k in metrics if k in GLOSSARY},
-        "time_buckets_ns": dict(getattr(rule_result, "buckets", {}) or {}),
+        "time_buckets_ns": dict(rule_result.buckets),
         "top_kernels": kernels,
         "kernel_names_total": len(summary.kernels),
         "candidate_fields": CANDIDATE_FIELDS,

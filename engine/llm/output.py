@@ -392,7 +392,7 @@ def _new_hypothesis(hid: str, nh: NewHypothesis, scope: Scope, summary: Any, lef
         confidence=min(nh.confidence, NEW_CONF_CAP), source="llm")
 
 
-# ---- the comparison explainer's check (engine.compare.llm_hook): tolerance-based, signs ignored
+# ---- the comparison explainer's check (engine.compare.explain): tolerance-based, signs ignored
 
 REL_TOL = 0.01
 _SMALL = 16

@@ -1,4 +1,4 @@
-"""Entry point of the LLM stage, called by `engine.report.llm_hook`.
+"""Entry point of the LLM stage, called by the pipeline (engine.pipeline) through `run`.
 
 `llm_stage(summary, rule_result, options)` returns an `LlmOutcome`, or a string saying why the
 report stays rules-only (no provider, --dry-run, declined, refused, or what failed). It never
@@ -39,12 +39,15 @@ from engine.llm.context import (
     system_prompt,
     user_prompt,
 )
+from engine.llm.model import LlmFailure, LlmOptions, LlmOutcome, LlmProvenance
 from engine.llm.output import LlmAnswer, Review, Scope, apply_answer, context_facts, hypothesis_facts
 from engine.llm.pricing import Estimate, cost_of, estimate_run, load_prices, price_for
 from engine.llm.providers import LlmSettings, NoProvider, Target, load_settings, resolve
 from engine.llm.redact import Redactor, from_summary
 from engine.llm.secrets import env_secrets, scrub
 from engine.llm.tools import ENGINE_TOOLS, TOOL_SPECS, ToolBox
+from engine.metrics.model import ProfileSummary
+from engine.rules.evaluate import RuleResult
 
 _LIBRARY_LOGGERS = ("openai", "anthropic", "httpx", "httpx2", "httpcore", "httpcore2", "google_genai", "google",
                     "instructor", "tenacity", "urllib3")
@@ -132,14 +135,26 @@ def _ceiling(estimate: Estimate, target: Target, settings: LlmSettings) -> str |
     return None
 
 
-def llm_stage(summary: Any, rule_result: Any, options: Any) -> Any:
+def run(summary: ProfileSummary, rule_result: RuleResult, options: LlmOptions) -> tuple[LlmOutcome | None, str]:
+    """Run the LLM stage when enabled: (outcome, "") or (None, why the report stays rules-only).
+
+    The reason may be an `LlmFailure` (the report then also lists it under warnings).
+    """
+    if not options.enabled:
+        return None, "--no-llm given"
+    outcome = llm_stage(summary, rule_result, options)
+    if isinstance(outcome, str):  # why it stayed rules-only (no key, failure, --dry-run)
+        return None, outcome
+    return outcome, ""
+
+
+def llm_stage(summary: ProfileSummary, rule_result: RuleResult, options: LlmOptions) -> LlmOutcome | str:
     """Run the LLM stage; an LlmOutcome, or a str reason for the rules-only report.
 
     The reason is an `LlmFailure` (a str the report also lists under warnings, carrying the token
     use so far) when the stage was configured and tried but failed or was refused.
     """
     from engine.llm.transport import JsonlLog
-    from engine.report.llm_hook import LlmFailure
 
     settings = settings_from_options(options)
     resolved = resolve(settings)
@@ -199,7 +214,6 @@ def llm_stage(summary: Any, rule_result: Any, options: Any) -> Any:
             return failure
     finally:
         log.close()
-    from engine.report.llm_hook import LlmOutcome
 
     for w in review.warnings:
         click.echo(f"pa: warning: {w}", err=True)
@@ -212,7 +226,6 @@ def llm_stage(summary: Any, rule_result: Any, options: Any) -> Any:
 
 def _provenance(target: Target, settings: LlmSettings, usage: Any, mode: str = "llm",
                 reason: str | None = None) -> Any:
-    from engine.report.model import LlmProvenance
 
     prices = load_prices()
     price = None if target.cli else price_for(target, prices)
@@ -371,5 +384,3 @@ def engine_tables(summary: Any, redactor: Redactor) -> dict[str, tuple[list[str]
             "pa_phases": (["phase_index", "label", "source", "start", "end", "duration_ns", "kernel_count",
                            "kernel_time_ns", "busy_ns", "utilization_pct"], phases)}
 
-
-run_llm_stage = llm_stage  # the name the issue uses; the hook looks for `llm_stage`

@@ -37,6 +37,7 @@ import numpy as np
 from engine.llm.grounding import Fact, facts_of
 from engine.llm.redact import Redactor, cap
 from engine.llm.sql_tool import SqlSandbox
+from engine.rules.evaluate import RuleResult
 
 MAX_TABLE_ROWS = 25
 WINDOW_TOP = 8
@@ -160,7 +161,7 @@ class ToolBox:
     """Runs tool calls against one summary, rule result and (optionally) a SQL sandbox."""
 
     summary: Any
-    rule_result: Any
+    rule_result: RuleResult
     redactor: Redactor
     sandbox: SqlSandbox | None = None
     ranks: list[Any] | None = None  # per-rank rows when several profiles are analysed together
@@ -286,15 +287,15 @@ class ToolBox:
 
     def explain_rule(self, rule_id: str | None) -> Any:
         """Why one rule fired or not (by rule id or hypothesis id); without an id, every rule's status."""
-        outcomes = list(getattr(self.rule_result, "outcomes", []))
+        outcomes = list(self.rule_result.outcomes)
         if rule_id is None:
             return {"rules": [{"rule_id": o.rule_id, "status": str(o.status)} for o in outcomes][:200],
                     "statuses": STATUS_MEANING}
         by_rule: dict[str, list[str]] = {}
-        for h in getattr(self.rule_result, "hypotheses", []):
+        for h in self.rule_result.hypotheses:
             if h.rule_id:
                 by_rule.setdefault(h.rule_id, []).append(h.id)
-        hyp = {h.id: h.rule_id for h in getattr(self.rule_result, "hypotheses", [])}
+        hyp = {h.id: h.rule_id for h in self.rule_result.hypotheses}
         rule_id = hyp.get(rule_id) or rule_id
         for o in outcomes:
             if o.rule_id == rule_id:

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePath
-from typing import Any
 
 from engine import __version__
+from engine.llm.model import LlmFailure, LlmOutcome
 from engine.metrics.model import ProfileSummary
 from engine.ranks.model import CrossRank
 from engine.report.gains import gain_text
-from engine.report.llm_hook import LlmFailure, LlmOutcome, annotate, rules_only_provenance
+from engine.report.llm_marks import annotate, rules_only_provenance
 from engine.report.model import (
     REPORT_SCHEMA_VERSION,
     DeviceRow,
@@ -31,6 +31,7 @@ from engine.report.model import (
     ProfileRef,
     Provenance,
     QueryFileTrace,
+    RankMove,
     RankRow,
     Report,
     ReportHypothesis,
@@ -42,6 +43,7 @@ from engine.report.model import (
     TracedValue,
 )
 from engine.report.sources import build_sources, resolve_section
+from engine.rules.evaluate import RuleResult
 from engine.rules.hypothesis import Hypothesis
 
 TOP_KERNELS = 10
@@ -230,14 +232,13 @@ def _next_captures(hyps: list[ReportHypothesis], skipped: list[SkippedRow], proc
     return out
 
 
-def _skipped(summaries: Sequence[ProfileSummary], rule_result: Any, llm_reason: str | None,
+def _skipped(summaries: Sequence[ProfileSummary], rule_result: RuleResult, llm_reason: str | None,
              primary: int) -> list[SkippedRow]:
     many = len(summaries) > 1
     rows = [SkippedRow(stage="summary", what=f"{s.profile.file_name}: {x.what}" if many else x.what,
                        reason=x.reason)
             for s in summaries for x in s.skipped]
-    rows += [SkippedRow(stage="rules", what=str(getattr(x, "what", x)), reason=str(getattr(x, "reason", "")))
-             for x in getattr(rule_result, "skipped", [])]
+    rows += [SkippedRow(stage="rules", what=x.what, reason=x.reason) for x in rule_result.skipped]
     if many:
         rows.append(SkippedRow(
             stage="report", what="rules on the other ranks",
@@ -248,9 +249,9 @@ def _skipped(summaries: Sequence[ProfileSummary], rule_result: Any, llm_reason: 
     return rows
 
 
-def _packs(rule_result: Any, keep_paths: bool) -> list[RulePackRef]:
+def _packs(rule_result: RuleResult, keep_paths: bool) -> list[RulePackRef]:
     out = []
-    for p in getattr(rule_result, "packs", []):
+    for p in rule_result.packs:
         path = str(p.path)
         out.append(RulePackRef(name=p.name, path=path if p.builtin else scrub_path(path, keep_paths),
                                sha256=p.sha256, order=p.order, builtin=p.builtin))
@@ -274,11 +275,11 @@ def primary_index(summaries: Sequence[ProfileSummary]) -> int:
     return max(range(len(summaries)), key=lambda i: summaries[i].span_ns)
 
 
-def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: RunInfo,
+def build_report(summaries: Sequence[ProfileSummary], rule_result: RuleResult, run: RunInfo,
                  llm: LlmOutcome | None = None, llm_reason: str | None = "rules only",
                  cross: CrossRank | None = None, primary: int | None = None,
                  rank_numbers: Sequence[int] | None = None) -> Report:
-    """Assemble the Report; `rule_result` is an engine.rules.engine.RuleResult (duck-typed).
+    """Assemble the Report from the summaries, the rules' result and the LLM stage's outcome.
 
     Multi-rank: `cross` is the cross-rank analysis, `primary` the index of the rank the rules ran on
     (default: primary_index) and `rank_numbers` the assigned rank of each summary.
@@ -288,17 +289,17 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: Run
     primary = primary_index(summaries) if primary is None else primary
     main_summary = summaries[primary]
     sources = build_sources(main_summary)
-    raw = llm.hypotheses if llm is not None else list(getattr(rule_result, "hypotheses", []))
+    raw = llm.hypotheses if llm is not None else list(rule_result.hypotheses)
     hyps = [_traced(h, i + 1, sources) for i, h in enumerate(raw)]
     skipped = _skipped(summaries, rule_result, None if llm else llm_reason, primary)
     many = len(summaries) > 1
     warnings = [f"{s.profile.file_name}: {w}" if many else w for s in summaries for w in s.warnings]
-    warnings += [f"rules: {w}" for w in getattr(rule_result, "warnings", [])]
+    warnings += [f"rules: {w}" for w in rule_result.warnings]
     if llm is not None:
-        warnings += list(getattr(llm, "warnings", []))
+        warnings += llm.warnings
     elif isinstance(llm_reason, LlmFailure):  # configured, tried and failed: a warning, not only a skip
         warnings.append(str(llm_reason))
-    narrative = getattr(llm, "narrative", None) if llm is not None else None
+    narrative = llm.narrative if llm is not None else None
     llm_prov = llm.provenance if llm is not None else rules_only_provenance(llm_reason)
     if llm_prov.log_path:
         llm_prov = llm_prov.model_copy(update={"log_path": scrub_path(llm_prov.log_path, run.keep_paths)})
@@ -319,18 +320,17 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: Any, run: Run
         primary_profile=primary,
         summary=metrics,
         hypotheses=hyps,
-        time_claims_ns=dict(getattr(rule_result, "claims", {}) or {}),
-        time_buckets_ns=dict(getattr(rule_result, "buckets", {}) or {}),
-        rule_outcomes=[RuleOutcomeRow(rule_id=o.rule_id, status=str(o.status),
-                                      reason=getattr(o, "reason", None), phase=getattr(o, "phase", None))
-                       for o in getattr(rule_result, "outcomes", [])],
+        time_claims_ns=dict(rule_result.claims),
+        time_buckets_ns=dict(rule_result.buckets),
+        rule_outcomes=[RuleOutcomeRow(rule_id=o.rule_id, status=str(o.status), reason=o.reason, phase=o.phase)
+                       for o in rule_result.outcomes],
         skipped=skipped,
         warnings=warnings,
         next_captures=_next_captures(hyps, skipped, max(len(summaries), max(
             (s.sync.process_count for s in summaries if s.sync is not None), default=1))),
-        llm=LlmReview(narrative=narrative, ungrounded_numbers=list(getattr(llm, "narrative_ungrounded", [])),
-                      engine_order=list(getattr(llm, "engine_order", [])), moves=list(getattr(llm, "moves", [])))
-        if narrative else None,
+        llm=LlmReview(narrative=narrative, ungrounded_numbers=list(llm.narrative_ungrounded),
+                      engine_order=list(llm.engine_order), moves=[RankMove(**m) for m in llm.moves])
+        if llm is not None and narrative else None,
         cross_rank=_cross_block(cross),
         ranks=[RankRow(rank=rank_numbers[i] if rank_numbers is not None
                        else s.profile.rank if s.profile.rank is not None else i,

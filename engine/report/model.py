@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.llm.model import LlmProvenance
 from engine.ranks.model import CrossRank
 from engine.rules.hypothesis import EvidenceValue, Hypothesis
 
@@ -241,23 +242,6 @@ class RulePackRef(_Model):
     sha256: str
     order: int
     builtin: bool
-
-
-class LlmProvenance(_Model):
-    """Whether an LLM touched the report, and how much."""
-
-    mode: Literal["rules_only", "llm"]
-    reason: str | None = Field(None, description="why the LLM stage did not run (rules only)")
-    provider: str | None = None
-    model: str | None = None
-    turns: int | None = None
-    tool_calls: int | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cached_input_tokens: int | None = Field(None, description="input tokens read from the provider's prompt cache")
-    estimated_cost_usd: float | None = Field(None, description="tokens used (also before a failure) × list price")
-    cost_basis: str | None = Field(None, description="the price the estimate used, or why there is none")
-    log_path: str | None = None
 
 
 class RankMove(_Model):

@@ -1,7 +1,7 @@
 """The LLM explanation of a comparison: one validated call, then the engine's re-checks.
 
-`pa compare` calls `explain(comparison, enabled, options)` once, after the deterministic diff and
-narrative. It returns (None, reason) when there is nothing to explain, the LLM is off or not
+`pa compare` calls `explain(comparison, enabled, options)` once, after the deterministic diff
+and narrative. It returns (None, reason) when there is nothing to explain, the LLM is off or not
 configured, or the call failed; the output then keeps only the deterministic narrative, saying why.
 
 Contract of `engine.llm.compare.explain_comparison(doc, options=None) -> LlmExplanation | str | None`:
@@ -12,7 +12,7 @@ Contract of `engine.llm.compare.explain_comparison(doc, options=None) -> LlmExpl
 - return a str to say why it stayed deterministic (no key, failure), None when not configured.
 
 The engine re-checks the answer here:
-- `ungrounded`: every number of the text must match a number of the comparison, as given, as
+- `ungrounded` (engine.llm.compare): every number of the text must match a number of the comparison, as given, as
   shown to the model (rounded to 1 and 3 decimals; ns in ms to 3 decimals), or in ms / µs / s for
   ns fields (any value / 1e6, 1e3, 1e9), within the tolerance of
   `engine.llm.output.grounded` (1 % relative), signs ignored, integers 0..16 not checked; the others
@@ -23,43 +23,10 @@ The engine re-checks the answer here:
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator
 from typing import Any
 
-from engine.compare.model import Comparison, LlmExplanation
-
-
-def _numbers(node: Any) -> Iterator[float]:
-    if isinstance(node, bool):
-        return
-    if isinstance(node, (int, float)):
-        v = float(node)
-        yield v
-        yield round(v, 1)                  # percentages as shown to the model
-        yield round(v, 3)
-        yield v / 1e6                      # ns shown in ms
-        yield round(v / 1e6, 3)            # ... as shown to the model
-        yield v / 1e3                      # ns shown in µs
-        yield v / 1e9                      # ns shown in s
-    elif isinstance(node, dict):
-        for v in node.values():
-            yield from _numbers(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from _numbers(v)
-
-
-def numbers(doc: Any) -> list[float]:
-    """Every number of a comparison document, also as ms / µs / s (the facts of the grounding check)."""
-    return sorted(set(_numbers(doc)))
-
-
-def ungrounded(text: str, doc: Any) -> list[str]:
-    """Numbers in `text` that match no number of `doc` (module docs), in text order."""
-    from engine.llm.output import ungrounded_numbers
-
-    return ungrounded_numbers(text, numbers(doc), magnitude=True)
+from engine.compare.model import Comparison
+from engine.llm.model import LlmExplanation
 
 
 def explain(c: Comparison, enabled: bool,
@@ -69,15 +36,10 @@ def explain(c: Comparison, enabled: bool,
         return None, "--no-llm given"
     if c.identical or c.within_noise:
         return None, "nothing to explain: no change above the noise floor"
-    try:
-        module = importlib.import_module("engine.llm.compare")
-    except ImportError:
-        return None, "LLM explanation of comparisons not available in this version of pa"
-    fn = getattr(module, "explain_comparison", None)
-    if not callable(fn):
-        return None, "LLM explanation of comparisons not available in this version of pa"
+    from engine.llm.compare import explain_comparison, ungrounded  # the LLM clients load only when asked
+
     doc = c.model_dump(mode="json")
-    answer = fn(doc) if options is None else fn(doc, options=options)
+    answer = explain_comparison(doc) if options is None else explain_comparison(doc, options=options)
     if answer is None or isinstance(answer, str):
         return None, answer or "LLM explanation skipped (no API key or provider configured)"
     answer = LlmExplanation.model_validate(answer.model_dump() if hasattr(answer, "model_dump") else answer)
