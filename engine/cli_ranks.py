@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 
 import click
 
-from engine.phases.detect import DEFAULT_MAX_PHASES
+from engine.cli_options import max_phases_option
+from engine.phases import DEFAULT_MAX_PHASES
 
 F = TypeVar("F", bound=Callable[..., Any])
 Progress = Callable[[int, int], None]
@@ -40,8 +41,7 @@ class RankOptions:
 def rank_options(func: F) -> F:
     """Add the multi-rank and phase options; the command receives them as `ranks: RankOptions`."""
 
-    @click.option("--max-phases", type=click.IntRange(1, 64), default=DEFAULT_MAX_PHASES, show_default=True,
-                  help="Most phases per profile (1 disables phase detection).")
+    @max_phases_option
     @click.option("--primary-rank", type=int, default=None,
                   help="Rank for the detailed analysis (default: the outlier by GPU idle time).")
     @click.option("--scheduler", default=None, metavar="ADDRESS",

@@ -10,15 +10,17 @@ that quote them) goes through `_t`: rich would otherwise read `[...]` in a kerne
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from engine.controls import escape_controls
-from engine.metrics.model import ProfileSummary
-from engine.ranks.model import CrossRank
+
+if TYPE_CHECKING:   # annotations only: the one-file summary must not import the cross-rank models
+    from engine.metrics.model import ProfileSummary
+    from engine.ranks.model import CrossRank
 
 
 def _t(value: Any) -> str:

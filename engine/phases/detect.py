@@ -27,6 +27,7 @@ import numpy as np
 from engine.metrics import intervals as iv
 from engine.metrics.host import scan_markers
 from engine.metrics.kernels import kernel_names
+from engine.phases import DEFAULT_MAX_PHASES
 from engine.phases.model import PhaseKernel, PhaseSummary
 from engine.phases.segment import (
     DEFAULT_WINDOWS,
@@ -37,7 +38,6 @@ from engine.phases.segment import (
 )
 from engine.profile.relations import VALID, Relations
 
-DEFAULT_MAX_PHASES = 8
 MARKER_COVERAGE = 0.6
 IDLE_LABEL_BUSY = 0.05
 WARMUP_UTIL_RATIO = 0.5
