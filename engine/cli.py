@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("engine.cli_analyze:analyze", "Analyse PROFILE(s) and write a ranked, auditable report."),
     "compare": ("engine.cli_compare:compare",
                 "Compare BEFORE with AFTER: what got faster or slower, and which findings went away."),
+    "config": ("engine.cli_config:config_group", "Show the configuration pa.toml and the environment give."),
     "example": ("engine.cli_example:example", "Write a generated example profile with planted behaviour to OUT."),
     "queries": ("engine.cli_queries:queries",
                 "List the query sets, or the set and files a PROFILE resolves to."),
@@ -61,8 +62,21 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pa")
-def main() -> None:
-    """pa: a performance advisor for GPU applications (Nsight Systems and rocpd profiles)."""
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """pa: a performance advisor for GPU applications (Nsight Systems and rocpd profiles).
+
+    Configuration: ./pa.toml, else ~/.config/pa/pa.toml (`pa config show`); flags override it.
+    """
+    from engine.config import default_map, load_config
+    from engine.errors import PaError
+
+    try:
+        config = load_config()
+    except PaError as exc:
+        click.echo(f"pa: error: {exc}", err=True)
+        ctx.exit(exc.exit_code)
+    ctx.default_map = default_map(config)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,8 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from pydantic import ValidationError
 
+from engine.cli_options import (
+    format_option,
+    keep_paths_option,
+    output_option,
+    queries_option,
+    rules_option,
+    templates_option,
+)
 from engine.cli_output import plan_output, write_output
 from engine.cli_ranks import Progress, RankOptions, expand, progress_bar, rank_options
 from engine.errors import InternalError, UserError, one_line_errors
@@ -63,26 +72,33 @@ def run_rules(summary: Any, site_packs: Sequence[Path], keep_paths: bool,
     return engine.evaluate(summary, ruleset, extra_facts=extra_facts)
 
 
-def choose_format(fmt: str | None, output: Path | None) -> str:
-    """--format wins; else the extension of -o; else text (the terminal default)."""
+def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") -> str:
+    """--format wins; else the extension of -o; else `fallback` (pa.toml's format, else text).
+
+    An -o extension that names no format (`-o x.pdf`) is refused rather than filled with text.
+    """
     from engine.report.render import EXTENSIONS
 
     if fmt:
         return fmt
-    if output is not None:
+    if output is not None and output.suffix and str(output) != "-":
         by_ext = {ext: name for name, ext in EXTENSIONS.items()}
         by_ext[".markdown"] = "markdown"
         by_ext[".htm"] = "html"
-        if output.suffix.lower() in by_ext:
-            return by_ext[output.suffix.lower()]
-    return "text"
+        if output.suffix.lower() not in by_ext:
+            known = ", ".join(sorted(by_ext))
+            raise UserError(f"-o {output}: no output format for {output.suffix!r} (known: {known}); "
+                            "give -f/--format or one of those extensions")
+        return by_ext[output.suffix.lower()]
+    return fallback
 
 
 def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (), keep_paths: bool = False,
                      llm_enabled: bool = False, model: str | None = None, base_url: str | None = None,
                      llm_extra: dict[str, Any] | None = None,
                      command_line: Sequence[str] = (), started: float | None = None,
-                     ranks: RankOptions | None = None, progress: Progress | None = None) -> dict[str, Any]:
+                     ranks: RankOptions | None = None, progress: Progress | None = None,
+                     query_dirs: Sequence[Path] = ()) -> dict[str, Any]:
     """Run the whole pipeline and return the validated report document (a JSON-ready dict).
 
     Several files (directories expanded) are one multi-rank run: Stage 1 per rank in parallel
@@ -105,7 +121,7 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
         if opts.primary_rank is not None:
             raise UserError("--primary-rank needs the files of several ranks")
         summaries = [summarize(files[0], keep_paths=keep_paths, max_phases=opts.max_phases,
-                               marker_naming=ruleset.marker_naming)]
+                               marker_naming=ruleset.marker_naming, query_dirs=query_dirs)]
         rank_numbers = None
         primary = primary_index(summaries)
     else:
@@ -113,7 +129,7 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
 
         rs = summarize_ranks(files, workers=opts.workers, executor=opts.executor, scheduler=opts.scheduler,
                              max_phases=opts.max_phases, keep_paths=keep_paths, progress=progress,
-                             marker_naming=ruleset.marker_naming)
+                             marker_naming=ruleset.marker_naming, query_dirs=query_dirs)
         cross = cross_rank(rs, primary_rank=opts.primary_rank)
         summaries = [r.summary for r in rs.ranks]
         rank_numbers = [r.rank for r in rs.ranks]
@@ -130,6 +146,7 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
         llm, llm_reason = run_llm_stage(main_summary, rule_result,
                                         LlmOptions(enabled=True, model=model, base_url=base_url,
                                                    extra={**(llm_extra or {}), "profile_path": str(files[primary]),
+                                                          "query_dirs": [str(d) for d in query_dirs],
                                                           "ranks": list(cross.ranks) if cross is not None
                                                           else None}))
     try:
@@ -148,16 +165,12 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
 
 @click.command("analyze")
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "markdown", "html", "json"]),
-              default=None, help="Output format (default: from -o's extension, else text).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write the report to FILE (the format's extension is added when FILE has none; "
-                   "- is standard output).")
-@click.option("--rules", "site_packs", multiple=True, type=click.Path(path_type=Path),
-              help="Site rule pack (YAML), applied after the built-in packs; repeatable.")
-@click.option("--templates", "templates_dir", type=click.Path(path_type=Path), default=None,
-              help="Directory of site templates (report.txt.j2, report.md.j2, report.html.j2).")
-@click.option("--keep-paths", is_flag=True, help="Keep absolute paths in the report.")
+@format_option
+@output_option
+@rules_option
+@queries_option
+@templates_option
+@keep_paths_option
 @click.option("--no-llm", is_flag=True, help="Rules only: skip the LLM stage.")
 @click.option("--model", default=None, help="LLM: provider:model, a provider, a model name or claude-cli "
                                             "(docs/llm.md).")
@@ -167,7 +180,7 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
 @rank_options
 @one_line_errors
 def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, site_packs: tuple[Path, ...],
-            templates_dir: Path | None, keep_paths: bool, no_llm: bool, model: str | None,
+            query_dirs: tuple[Path, ...], templates_dir: Path | None, keep_paths: bool, no_llm: bool, model: str | None,
             base_url: str | None, llm_extra: dict[str, Any], ranks: RankOptions) -> None:
     """Analyse PROFILE(s) and write a ranked, auditable report.
 
@@ -177,7 +190,10 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     from engine.report.render import EXTENSIONS, check_templates_dir, render
 
     started = time.monotonic()
-    fmt = choose_format(fmt, output)
+    if click.get_current_context().get_parameter_source("fmt") == ParameterSource.DEFAULT_MAP:
+        fmt = choose_format(None, output, fallback=fmt or "text")   # pa.toml's format: -o's extension wins
+    else:
+        fmt = choose_format(fmt, output)
     files = expand(profiles)
     # Everything that can be checked without the profile is checked before any analysis (and any
     # LLM spend): where the report goes, and the site templates it will be rendered with.
@@ -189,7 +205,7 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
         doc = analyze_profiles(profiles, site_packs=site_packs, keep_paths=keep_paths, llm_enabled=not no_llm,
                                model=model, base_url=base_url, llm_extra=llm_extra,
                                command_line=["pa", *sys.argv[1:]],
-                               started=started, ranks=ranks, progress=progress)
+                               started=started, ranks=ranks, progress=progress, query_dirs=query_dirs)
     text = render(doc, fmt, templates_dir=templates_dir, color=is_tty)
     if out.path is None:
         click.echo(text, nl=False)

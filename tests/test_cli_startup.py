@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _modules_after(args: list[str]) -> set[str]:
     code = ("import sys; from engine.cli import main\n"
-            "try:\n    main(%r)\nexcept SystemExit:\n    pass\n"
-            "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)" % (args,))
+            f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+            "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     return set(proc.stderr.split())
 

@@ -7,7 +7,7 @@ zero).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,13 +60,16 @@ CAPTURED_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "mar
 
 
 def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES,
-              marker_naming: MarkerNaming = DEFAULT_NAMING) -> ProfileSummary:
-    """Open `path` read-only and compute its ProfileSummary (marker names normalised by `marker_naming`)."""
+              marker_naming: MarkerNaming = DEFAULT_NAMING, query_dirs: Sequence[Path] = ()) -> ProfileSummary:
+    """Open `path` read-only and compute its ProfileSummary (marker names normalised by `marker_naming`).
+
+    query_dirs: user query directories layered over the bundled sets (engine.profile.queryset).
+    """
     path = Path(path)
     conn = open_readonly(path)
     try:
         fmt = detect(conn, path)
-        qs = resolve(fmt.format, fmt.schema_version)
+        qs = resolve(fmt.format, fmt.schema_version, query_dirs=query_dirs)
         rel = Relations.bind(conn, qs)
         return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
                           keep_paths, max_phases, marker_naming)
