@@ -30,7 +30,7 @@ from engine.cli_options import (
     templates_option,
 )
 from engine.cli_output import plan_output, write_output
-from engine.cli_ranks import Progress, RankOptions, expand, progress_bar, rank_options
+from engine.cli_ranks import Progress, RankOptions, expand, progress_bar, rank_options, working_on
 from engine.errors import InternalError, UserError, one_line_errors
 from engine.llm.cli_options import llm_cli_options
 
@@ -201,7 +201,9 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     if templates_dir is not None:
         check_templates_dir(templates_dir)
     is_tty = out.is_stdout and sys.stdout.isatty()
-    with progress_bar(len(files)) as progress:
+    # One large file: a spinner, but not while the LLM stage may ask to confirm its cost on the terminal.
+    spin = files[0] if len(files) == 1 and no_llm else None
+    with progress_bar(len(files)) as progress, working_on(spin, "Analysing"):
         doc = analyze_profiles(profiles, site_packs=site_packs, keep_paths=keep_paths, llm_enabled=not no_llm,
                                model=model, base_url=base_url, llm_extra=llm_extra,
                                command_line=["pa", *sys.argv[1:]],

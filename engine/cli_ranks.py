@@ -86,3 +86,26 @@ def progress_bar(total: int, label: str = "Stage 1") -> Iterator[Progress | None
             bar.update(task, completed=done)
 
         yield update
+
+
+LARGE_FILE_BYTES = 64 << 20   # a profile this large takes seconds: say what pa is doing
+
+
+@contextmanager
+def working_on(path: Path | None, what: str = "Summarising") -> Iterator[None]:
+    """A spinner on stderr while one large profile is read; nothing when stderr is not a TTY (or no path).
+
+    Progress is for people at a terminal: a log file or CI job must not fill with spinner frames.
+    """
+    try:
+        large = path is not None and path.stat().st_size >= LARGE_FILE_BYTES
+    except OSError:
+        large = False   # the summary itself reports the unreadable file
+    if path is None or not large or not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    size_mb = path.stat().st_size / 1e6
+    with Console(stderr=True).status(f"{what} {path.name} ({size_mb:,.0f} MB)"):
+        yield

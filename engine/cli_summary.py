@@ -27,13 +27,15 @@ def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, query_d
     Several files, or a directory of rank files (report.*.sqlite, rank_*.db), are one multi-rank run:
     the per-rank table and the cross-rank facts (straggler, imbalance, collective skew) are printed.
     """
-    from engine.cli_ranks import expand, progress_bar
+    from engine.cli_ranks import expand, progress_bar, working_on
 
     files = expand(profiles)
     if len(files) == 1:
         from engine.metrics.summarize import summarize
 
-        result = summarize(files[0], keep_paths=keep_paths, max_phases=ranks.max_phases, query_dirs=query_dirs)
+        with working_on(files[0]):
+            result = summarize(files[0], keep_paths=keep_paths, max_phases=ranks.max_phases,
+                               query_dirs=query_dirs)
         if as_json:
             click.echo(escape_json_controls(result.model_dump_json(indent=2)))
         else:
