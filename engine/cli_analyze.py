@@ -204,7 +204,7 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     # One large file: a spinner, but not while the LLM stage may ask to confirm its cost on the terminal.
     spin = files[0] if len(files) == 1 and no_llm else None
     with progress_bar(len(files)) as progress, working_on(spin, "Analysing"):
-        doc = analyze_profiles(profiles, site_packs=site_packs, keep_paths=keep_paths, llm_enabled=not no_llm,
+        doc = analyze_profiles(files, site_packs=site_packs, keep_paths=keep_paths, llm_enabled=not no_llm,
                                model=model, base_url=base_url, llm_extra=llm_extra,
                                command_line=["pa", *sys.argv[1:]],
                                started=started, ranks=ranks, progress=progress, query_dirs=query_dirs)

@@ -63,10 +63,14 @@ def rank_options(func: F) -> F:
 
 
 def expand(profiles: Sequence[Path]) -> list[Path]:
-    """The profile files named by PROFILE arguments (directories expanded, engine.ranks.discover)."""
+    """The profile files named by PROFILE arguments (directories expanded, engine.ranks.discover).
+
+    An Nsight Systems report (.nsys-rep) stands for its SQLite export (engine.nsys_report).
+    """
+    from engine.nsys_report import exported
     from engine.ranks.discover import discover
 
-    return discover(profiles)
+    return exported(discover(profiles))
 
 
 @contextmanager
