@@ -106,5 +106,5 @@ def test_a_hung_nsys_is_stopped(world, tmp_path):
 
     (world["bin"] / "nsys").write_text(f"#!{sys.executable}\nimport time\ntime.sleep(30)\n")
     env = {"PATH": str(world["bin"]), "XDG_CACHE_HOME": str(tmp_path / "c2")}
-    with pytest.raises(UserError, match="did not finish within 0.5 s"):
+    with pytest.raises(UserError, match=r"did not finish within 0\.5 s"):
         sqlite_for(world["report"], env=env, timeout_s=0.5)
