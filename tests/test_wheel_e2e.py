@@ -124,7 +124,11 @@ def test_nsys_report_with_a_stand_in_nsys(installed, profile):
     path = f"{bindir}{os.pathsep}{os.environ['PATH']}"
     doc = json.loads(pa(installed, "summary", "--json", str(report), PATH=path).stdout)
     assert doc["gpu"]["kernel_count"] == _count(profile, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
-    no_nsys = pa(installed, "summary", str(report), check=False, PATH=str(installed["venv"] / "bin"))
+    again = pa(installed, "summary", "--json", str(report), PATH=str(installed["venv"] / "bin"))
+    assert json.loads(again.stdout)["gpu"] == doc["gpu"]     # the cached export: nsys not needed again
+    other = installed["work"] / "other.nsys-rep"
+    other.write_bytes(b"another capture")
+    no_nsys = pa(installed, "summary", str(other), check=False, PATH=str(installed["venv"] / "bin"))
     assert no_nsys.returncode == 2 and "nsys export --type sqlite" in no_nsys.stderr
 
 
