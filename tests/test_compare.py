@@ -12,8 +12,8 @@ from engine.cli import main
 from engine.compare import compare
 from engine.compare.diff import significant
 from engine.metrics.model import ProfileSummary
+from engine.metrics.phases.synth import MS, phased, write
 from engine.metrics.summarize import summarize
-from engine.phases.synth import MS, phased, write
 from engine.rules.hypothesis import Hypothesis
 
 A = {"gemm_tn_kernel": 1.0}

@@ -66,8 +66,8 @@ def test_compare_html_renders_in_chromium(tmp_path: Path) -> None:
     from engine.compare.render import render_comparison
     from engine.compare.schema import validate_comparison
     from engine.llm.model import LlmExplanation
+    from engine.metrics.phases.synth import MS, phased, write
     from engine.metrics.summarize import summarize
-    from engine.phases.synth import MS, phased, write
 
     a, b, c = {"gemm_tn_kernel": 1.0}, {"stencil3d_kernel": 0.7, "reduce_sum_kernel": 0.3}, {"axpy_kernel": 1.0}
     sb, _ = phased([(150 * MS, a, 0.9), (130 * MS, b, 0.9), (120 * MS, c, 0.9)], seed=0)

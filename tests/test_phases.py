@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from engine.metrics.model import ProfileSummary
+from engine.metrics.phases import segment as sg
+from engine.metrics.phases.synth import MS, T0, phased, write
 from engine.metrics.summarize import summarize
-from engine.phases import segment as sg
-from engine.phases.synth import MS, T0, phased, write
 from engine.synth.scenario import Kernel, Marker
 
 A = {"gemm_tn_kernel": 1.0}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import UserError
-from engine.phases.synth import MS, T0, US
+from engine.metrics.phases.synth import MS, T0, US
 from engine.ranks import cross_rank, discover, rank_from_name, summarize_ranks
 from engine.ranks.discover import assign_ranks
 from engine.synth.nsys_writer import write_nsys

@@ -5,7 +5,7 @@ A case expects the rule to be `fires` (with its `claim` kind, recoverable by def
 rule) or `below_noise_floor`. It names either a single-profile `scenario` (engine.synth.scenarios,
 in each of `formats`), a multi-rank `rank_set` (engine.ranks.synth kinds, 8 ranks, nsys): the rules
 then run on the primary rank's summary with the cross-rank facts, as `pa analyze DIR` does; or a planted-phase profile
-`phased` (engine.phases.synth.phased, nsys): a list of `[duration_ms, {kernel: weight}, busy]`
+`phased` (engine.metrics.phases.synth.phased, nsys): a list of `[duration_ms, {kernel: weight}, busy]`
 phases, with optional `markers` (one label per phase) and `seed`. A case may name the `phase` whose
 outcome it checks (default: the rule fires in some phase / stays silent in every phase).
 """
@@ -19,8 +19,8 @@ import pytest
 import yaml
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 
+from engine.metrics.phases.synth import MS, phased, write
 from engine.metrics.summarize import summarize
-from engine.phases.synth import MS, phased, write
 from engine.ranks import cross_rank, summarize_ranks
 from engine.ranks.synth import KINDS, write_rank_set
 from engine.rules.accuracy import generate_profile

@@ -10,8 +10,8 @@ import yaml
 from click.testing import CliRunner
 
 from engine.cli import main
+from engine.metrics.phases.synth import MS, phased, write
 from engine.metrics.summarize import summarize
-from engine.phases.synth import MS, phased, write
 from engine.rules.engine import evaluate, load_ruleset
 
 BUSY = {"gemm_kernel": 1.0}
