@@ -3,7 +3,8 @@
 Data flows one way: profile → canonical relations → ProfileSummary → hypotheses → report → rendering
 (engine/pipeline.py; the layers are drawn in docs/architecture.md).
 
-For notebooks: `summarize`, `summarize_ranks`, `analyze`, `render` and `compare` (engine/api.py) are
+For notebooks: `summarize`, `summarize_ranks`, `analyze`, `render` and `compare_captures` (engine/api.py;
+not `compare`, the name of the engine.compare package) are
 attributes of this package, loaded on first use so that `pa --help` imports nothing heavy.
 """
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from engine.version import __version__
 
-API = ("summarize", "summarize_ranks", "analyze", "render", "compare")
+API = ("summarize", "summarize_ranks", "analyze", "render", "compare_captures")
 __all__ = ["__version__", *API]
 
 

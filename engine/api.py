@@ -1,4 +1,4 @@
-"""The notebook API: `import pa; pa.summarize(path)`, `pa.analyze(path)`, `pa.compare(a, b)`, `pa.render(doc)`.
+"""The notebook API: `import pa; pa.summarize(path)`, `pa.analyze(path)`, `pa.compare_captures(a, b)`, `pa.render(doc)`.
 
 A thin layer over engine/pipeline.py (the same functions the CLI calls), with keyword arguments
 instead of command-line flags and Python objects instead of printed text. Nothing here prints,
@@ -70,7 +70,7 @@ def render(doc: dict[str, Any], fmt: str = "markdown") -> str:
     return pipeline.render_report(doc, fmt)
 
 
-def compare(before: PathLike, after: PathLike, *, noise_floor_pct: float = 2.0, rules: bool = True,
+def compare_captures(before: PathLike, after: PathLike, *, noise_floor_pct: float = 2.0, rules: bool = True,
             max_phases: int = DEFAULT_MAX_PHASES) -> dict[str, Any]:
     """The validated comparison document of `pa compare` (schemas/compare.schema.json), without the LLM."""
     request = pipeline.CompareRequest(noise_floor_pct=noise_floor_pct, max_phases=max_phases, rules=rules)

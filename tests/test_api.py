@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -46,7 +47,9 @@ def test_analyze_is_pa_analyze_json(example: Path) -> None:
 def test_render_and_compare(example: Path) -> None:
     md = engine.render(engine.analyze(example), "markdown")
     assert md.startswith("#")
-    same = engine.compare(example, example)
+    same = engine.compare_captures(example, example)
     assert same["identical"] is True and same["key_differences"] == []
+    importlib.import_module("engine.compare")  # the subpackage of the same name does not hide the API
+    assert callable(engine.compare_captures)
     with pytest.raises(AttributeError):
         _ = engine.no_such_function  # type: ignore[attr-defined]
