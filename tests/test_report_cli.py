@@ -25,8 +25,8 @@ def _run(*args: str) -> Any:
 @pytest.fixture(scope="module")
 def example_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled example, copied into a directory whose path must never leak into a report."""
-    from engine.synth import scenarios
-    from engine.synth.nsys_writer import write_nsys
+    from testkit import scenarios
+    from testkit.nsys_writer import write_nsys
 
     out = tmp_path_factory.mktemp("secret_dir") / "example.sqlite"
     write_nsys(scenarios.example(), out)

@@ -2,10 +2,10 @@
 
 A case expects the rule to be `fires` (with its `claim` kind, recoverable by default, and the
 `runtime_fraction` range a planted truth allows), `silent`, `skipped`, `suppressed` (`by` another
-rule) or `below_noise_floor`. It names either a single-profile `scenario` (engine.synth.scenarios,
-in each of `formats`), a multi-rank `rank_set` (engine.ranks.synth kinds, 8 ranks, nsys): the rules
+rule) or `below_noise_floor`. It names either a single-profile `scenario` (testkit.scenarios,
+in each of `formats`), a multi-rank `rank_set` (testkit.rank_sets kinds, 8 ranks, nsys): the rules
 then run on the primary rank's summary with the cross-rank facts, as `pa analyze DIR` does; or a planted-phase profile
-`phased` (engine.phases.synth.phased, nsys): a list of `[duration_ms, {kernel: weight}, busy]`
+`phased` (testkit.phased.phased, nsys): a list of `[duration_ms, {kernel: weight}, busy]`
 phases, with optional `markers` (one label per phase) and `seed`. A case may name the `phase` whose
 outcome it checks (default: the rule fires in some phase / stays silent in every phase).
 """
@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 import yaml
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
+from testkit.accuracy import generate_profile
+from testkit.phased import MS, phased, write
+from testkit.rank_sets import KINDS, write_rank_set
+from testkit.scenarios import ALL_SCENARIOS
 
 from engine.metrics.summarize import summarize
-from engine.phases.synth import MS, phased, write
 from engine.ranks import cross_rank, summarize_ranks
-from engine.ranks.synth import KINDS, write_rank_set
-from engine.rules.accuracy import generate_profile
 from engine.rules.engine import evaluate, load_ruleset
 from engine.rules.loader import builtin_pack_paths
-from engine.synth.scenarios import ALL_SCENARIOS
 
 CASE_DIR = Path(__file__).parent / "rule_cases"
 

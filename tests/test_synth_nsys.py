@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 from reference import reference_union  # tests/ is on sys.path
-
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import (
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import (
     ApiCall,
     Copy,
     Device,
@@ -31,7 +30,7 @@ from engine.synth.scenario import (
     Scenario,
     Sync,
 )
-from engine.synth.scenarios import ALL_SCENARIOS, example, scaled
+from testkit.scenarios import ALL_SCENARIOS, example, scaled
 
 LAYOUTS = ("3.13", "3.24", "2.9", "legacy")
 MODERN = ("3.13", "3.24")
