@@ -30,10 +30,9 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("cli", {"cli", "cli_analyze", "cli_compare", "cli_output", "cli_ranks", "cli_rules", "cli_queries",
              "cli_config", "__main__"}),
 ]
-# The test world (planted scenarios, vendors' writers) is never imported by the product.
+# The test world (planted scenarios, vendors' writers: tests/testkit) is never imported by the product.
 TEST_WORLD = {"synth", "testkit", "accuracy"}
-# Modules still inside engine/ that belong to the test world until they move to tests/ (issue 13).
-TRANSITIONAL = {"synth", "metrics/phases/synth.py", "ranks/synth.py", "rules/accuracy.py", "cli.py"}
+TEST_PACKAGES = {"tests", "testkit", "conftest", "reference", "fakes", "llm_world"}
 # `engine.llm.cli_options` holds click option declarations for the CLI; it imports click only.
 CLI_MODULES_INSIDE_PACKAGES = {"llm/cli_options.py"}
 
@@ -68,19 +67,13 @@ def _is_module(name: str) -> bool:
     return (ENGINE / name).is_dir() or (ENGINE / f"{name}.py").is_file()
 
 
-def _transitional(rel: Path) -> bool:
-    text = rel.as_posix()
-    return any(text == t or text.startswith(t + "/") for t in TRANSITIONAL)
-
-
 def _modules() -> list[Path]:
     return sorted(p.relative_to(ENGINE) for p in ENGINE.rglob("*.py"))
 
 
 def test_every_package_has_a_layer() -> None:
     for rel in _modules():
-        if not _transitional(rel) or rel.as_posix() == "cli.py":
-            _layer_of(_package(rel))
+        _layer_of(_package(rel))
 
 
 @pytest.mark.parametrize("rel", _modules(), ids=lambda p: p.as_posix())
@@ -92,10 +85,9 @@ def test_imports_point_down_the_layers(rel: Path) -> None:
         parts = target.split(".")
         pkg = parts[1] if len(parts) > 1 else "__init__"
         if pkg in TEST_WORLD or (len(parts) > 2 and parts[-1] in TEST_WORLD):
-            if not _transitional(rel):
-                problems.append(f"{rel}:{line} imports the test world ({target})")
+            problems.append(f"{rel}:{line} imports the test world ({target})")
             continue
-        if pkg == own or _transitional(rel):
+        if pkg == own:
             continue
         if rel.as_posix() in CLI_MODULES_INSIDE_PACKAGES:
             problems.append(f"{rel}:{line} is a CLI declaration module and imports {target}")
@@ -110,8 +102,6 @@ def test_imports_point_down_the_layers(rel: Path) -> None:
 def _unit_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for rel in _modules():
-        if _transitional(rel):
-            continue
         own = _package(rel)
         edges = graph.setdefault(own, set())
         for _line, target in _engine_imports(ast.parse((ENGINE / rel).read_text())):
@@ -148,6 +138,17 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_no_import_cycle_between_packages() -> None:
     found = _cycle(_unit_graph())
     assert found is None, "import cycle: " + " -> ".join(found or [])
+
+
+def test_no_product_module_imports_the_tests() -> None:
+    """tests/testkit (writers, planted scenarios, accuracy) and the test helpers stay out of the product."""
+    problems = []
+    for rel in _modules():
+        for node in ast.walk(ast.parse((ENGINE / rel).read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            problems += [f"{rel}:{node.lineno} imports {n}" for n in names if n.split(".")[0] in TEST_PACKAGES]
+    assert not problems, "\n".join(problems)
 
 
 def test_the_cycle_finder_finds_one() -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from testkit.phased import MS, phased, write
 
 from engine.cli import main
-from engine.metrics.phases.synth import MS, phased, write
 from engine.metrics.summarize import summarize
 from engine.rules.engine import evaluate, load_ruleset
 
