@@ -17,7 +17,7 @@ import importlib
 
 import click
 
-from engine import __version__
+from engine.version import __version__
 
 # name -> ("module:attribute", short help shown by `pa --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -25,7 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("engine.cli_compare:compare",
                 "Compare BEFORE with AFTER: what got faster or slower, and which findings went away."),
     "config": ("engine.cli_config:config_group", "Show the configuration pa.toml and the environment give."),
-    "example": ("engine.cli_example:example", "Write a generated example profile with planted behaviour to OUT."),
+    "example": ("engine.cli_example:example",
+                "Write a generated example profile (Nsight Systems SQLite) with planted behaviour to OUT."),
     "queries": ("engine.cli_queries:queries",
                 "List the query sets, or the set and files a PROFILE resolves to."),
     "rules": ("engine.cli_rules:rules_group", "Inspect, validate and explain the declarative rule packs."),

@@ -30,12 +30,29 @@ def show() -> None:
         elif s.key in config.values:
             value, source = config.values[s.key], str(config.path)
         else:
-            value, source = f"({s.default})", "built-in default"
+            value, source = f"({_builtin_default(s.targets[0])})", "built-in default"
         click.echo(f"{s.key:<12} = {_show(value):<40} # {source}; {s.help} ({', '.join(commands)})")
     for key in LLM_KEYS:
         if key in config.llm:
             click.echo(f"llm.{key:<8} = {_show(config.llm[key]):<40} # {config.path}")
     click.echo("(a command-line flag overrides any of these; `pa COMMAND --help` shows the built-in defaults)")
+
+
+def _builtin_default(target: tuple[str, ...]) -> str:
+    """The default of the option a setting feeds, read from the command itself (one definition)."""
+    from engine.cli import main
+
+    ctx = click.Context(main)
+    cmd: click.Command | None = main
+    for name in target[:-1]:
+        cmd = cmd.get_command(ctx, name) if isinstance(cmd, click.Group) else None
+    param = next((p for p in cmd.params if p.name == target[-1]), None) if cmd is not None else None
+    if param is None or cmd is None:
+        return "none"
+    default = param.get_default(click.Context(cmd), call=True)
+    if isinstance(default, bool) or not isinstance(default, (str, int, float)) or default == "":
+        return "none"   # None, an empty multiple option (click's UNSET sentinel): the option is off
+    return str(default)
 
 
 def _show(value: object) -> str:

@@ -13,24 +13,20 @@ from engine.errors import UserError, one_line_errors
 @click.argument("out", type=click.Path(path_type=Path), required=False)
 @click.option("--scenario", default="example", show_default=True,
               help="Planted scenario to write (see `pa example --list`).")
-@click.option("--format", "fmt", type=click.Choice(["nsys", "rocpd"]), default="nsys", show_default=True)
-@click.option("--list", "list_only", is_flag=True, help="List the scenarios and exit (no OUT needed).")
+@click.option("--list", "list_only", is_flag=True, help="List the scenarios and what each plants, and exit.")
 @one_line_errors
-def example(out: Path | None, scenario: str, fmt: str, list_only: bool) -> None:
-    """Write a generated example profile with planted behaviour to OUT."""
-    from engine.synth import scenarios
+def example(out: Path | None, scenario: str, list_only: bool) -> None:
+    """Write a generated example profile (Nsight Systems SQLite) with planted behaviour to OUT."""
+    from engine.example_profile import EXAMPLE_PLANTED, write_example
 
     if list_only:
-        for name in sorted(scenarios.ALL_SCENARIOS):
-            click.echo(name)
+        for name, planted in sorted(EXAMPLE_PLANTED.items()):
+            click.echo(f"{name}: {planted}")
         return
     if out is None:
-        raise click.UsageError("Missing argument 'OUT' (or give --list).")
-    builders = dict(scenarios.ALL_SCENARIOS)
-    builders.setdefault("example", scenarios.example)
-    if scenario not in builders:
-        raise click.BadParameter(f"unknown scenario {scenario!r}; choose from {', '.join(sorted(builders))}")
-    scen = builders[scenario]()
+        raise click.UsageError("missing argument OUT: the file to write the example profile to")
+    if scenario not in EXAMPLE_PLANTED:
+        raise click.BadParameter(f"unknown scenario {scenario!r}; choose from {', '.join(sorted(EXAMPLE_PLANTED))}")
     if out.is_dir() or str(out).endswith("/"):
         raise UserError(f"{out}: is a directory; give a file name")
     if out.exists() or out.is_symlink():
@@ -39,12 +35,5 @@ def example(out: Path | None, scenario: str, fmt: str, list_only: bool) -> None:
         out.unlink()
     if not out.resolve().parent.is_dir():
         raise UserError(f"{out}: directory {out.resolve().parent} does not exist")
-    if fmt == "nsys":
-        from engine.synth.nsys_writer import write_nsys
-
-        write_nsys(scen, out)
-    else:
-        from engine.synth.rocpd_writer import write_rocpd
-
-        write_rocpd(scen, out)
-    click.echo(f"wrote {out} ({fmt}, scenario {scenario})")
+    write_example(out, scenario)
+    click.echo(f"wrote {out} (nsys, scenario {scenario})")

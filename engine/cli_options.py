@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from engine.phases import DEFAULT_MAX_PHASES
+from engine.metrics.phases import DEFAULT_MAX_PHASES
 
 DEFAULT_NOISE_FLOOR = 2.0
 REPORT_FORMATS = ("text", "markdown", "html", "json")

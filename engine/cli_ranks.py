@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 import click
 
 from engine.cli_options import max_phases_option
-from engine.phases import DEFAULT_MAX_PHASES
+from engine.metrics.phases import DEFAULT_MAX_PHASES
+from engine.pipeline import RunOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 Progress = Callable[[int, int], None]
@@ -36,6 +37,12 @@ class RankOptions:
     scheduler: str | None = None
     primary_rank: int | None = None
     max_phases: int = DEFAULT_MAX_PHASES
+
+    def run_options(self, keep_paths: bool = False, query_dirs: Sequence[Path] = ()) -> RunOptions:
+        """The pipeline's Stage 1 options from these flags, --keep-paths and --queries."""
+        return RunOptions(max_phases=self.max_phases, keep_paths=keep_paths, workers=self.workers,
+                          executor=self.executor, scheduler=self.scheduler, primary_rank=self.primary_rank,
+                          query_dirs=tuple(query_dirs))
 
 
 def rank_options(func: F) -> F:
@@ -63,14 +70,10 @@ def rank_options(func: F) -> F:
 
 
 def expand(profiles: Sequence[Path]) -> list[Path]:
-    """The profile files named by PROFILE arguments (directories expanded, engine.ranks.discover).
+    """The profile files named by PROFILE arguments (directories expanded, reports exported)."""
+    from engine.pipeline import expand_profiles
 
-    An Nsight Systems report (.nsys-rep) stands for its SQLite export (engine.nsys_report).
-    """
-    from engine.nsys_report import exported
-    from engine.ranks.discover import discover
-
-    return exported(discover(profiles))
+    return expand_profiles(profiles)
 
 
 @contextmanager

@@ -34,9 +34,7 @@ from typing import Any
 
 import tomllib
 
-from engine.cli_options import DEFAULT_NOISE_FLOOR
 from engine.errors import UserError
-from engine.phases import DEFAULT_MAX_PHASES
 
 CONFIG_NAME = "pa.toml"
 MAX_CONFIG_BYTES = 1 << 20
@@ -50,7 +48,6 @@ class Setting:
     kind: str                                  # "paths", "path", "str", "int" or "float"
     targets: tuple[tuple[str, ...], ...]       # (command, [subcommand,] parameter name)
     help: str
-    default: str = "none"                      # the built-in default, as `pa config show` prints it
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
@@ -59,26 +56,22 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     Setting("rules", "paths", (("analyze", "site_packs"), ("rules", "list", "site_packs"),
                                ("rules", "show", "site_packs"), ("rules", "explain", "site_packs")),
-            "site rule packs applied after the built-in ones", default="[] (the built-in packs only)"),
+            "site rule packs applied after the built-in ones"),
     Setting("queries", "paths", (("summary", "query_dirs"), ("analyze", "query_dirs"), ("compare", "query_dirs"),
                                  ("queries", "query_dirs"), ("queries", "show", "query_dirs"),
                                  ("queries", "check", "query_dirs"), ("rules", "explain", "query_dirs")),
-            "query directories layered over the bundled query sets, first wins",
-            default="[] (the bundled sets only)"),
+            "query directories layered over the bundled query sets, first wins"),
     Setting("templates", "path", (("analyze", "templates_dir"), ("compare", "templates_dir")),
-            "directory of site templates", default="the bundled templates"),
+            "directory of site templates"),
     Setting("format", "str", (("analyze", "fmt"), ("compare", "fmt")), "output format when -o has no extension",
-            default="text",
             choices=("text", "markdown", "html", "json")),
     Setting("noise_floor", "float", (("compare", "noise_floor"),), "pa compare: changes below this % are noise",
-            default=str(DEFAULT_NOISE_FLOOR),
             minimum=0, maximum=100),
     Setting("max_phases", "int", (("summary", "max_phases"), ("analyze", "max_phases"), ("compare", "max_phases")),
-            "most phases per profile", default=str(DEFAULT_MAX_PHASES), minimum=1, maximum=64),
+            "most phases per profile", minimum=1, maximum=64),
     Setting("workers", "int", (("summary", "workers"), ("analyze", "workers")),
-            "Stage 1 processes for several rank files", default="all cores", minimum=1),
+            "Stage 1 processes for several rank files", minimum=1),
     Setting("executor", "str", (("summary", "executor"), ("analyze", "executor")), "Stage 1 executor",
-            default="process",
             choices=("process", "dask")),
 )
 BY_KEY = {s.key: s for s in SETTINGS}

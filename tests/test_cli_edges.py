@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit.nsys_writer import write_nsys
+from testkit.scenarios import example
 
 from engine.cli import main
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenarios import example
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,7 @@ def test_o_with_an_unknown_extension_is_refused_before_any_work(tmp_path, profil
 
 
 def test_redirected_summary_keeps_full_width(tmp_path):
-    from engine.synth.scenarios import ALL_SCENARIOS
+    from testkit.scenarios import ALL_SCENARIOS
 
     prof = tmp_path / "long.sqlite"
     write_nsys(ALL_SCENARIOS["launch_bound"](), prof)
@@ -69,7 +69,7 @@ def test_redirected_summary_keeps_full_width(tmp_path):
 
 def test_example_list_needs_no_output_path():
     res = CliRunner().invoke(main, ["example", "--list"])
-    assert res.exit_code == 0 and "launch_bound" in res.output.split()
+    assert res.exit_code == 0 and res.output.startswith("example: ")
     res = CliRunner().invoke(main, ["example"])
     assert res.exit_code == 2 and "OUT" in res.output
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit.nsys_writer import write_nsys
+from testkit.scenarios import example
 
 from engine.cli import main
 from engine.config import SETTINGS, default_map, load_config, parse_config
 from engine.errors import UserError
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenarios import example
 
 
 @pytest.fixture(scope="module")

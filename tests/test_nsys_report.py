@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit.nsys_writer import write_nsys
+from testkit.scenarios import example
 
 from engine.cli import main
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenarios import example
 
 STAND_IN = """#!{python}
 # Stand-in for Nsight Systems' `nsys export`: checks the arguments pa passes and copies a generated

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit.nsys_writer import write_nsys
+from testkit.scenarios import example
 
 from engine.cli import main
 from engine.errors import UserError
 from engine.paths import data_dir
 from engine.profile.queryset import resolve
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenarios import example
 
 BUNDLED_KERNELS = data_dir("queries") / "nsys" / "legacy" / "kernels.sql"
 
