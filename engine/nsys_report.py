@@ -14,10 +14,7 @@ The report itself is only read.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -46,6 +43,8 @@ def export_command(report: Path, output: Path, nsys: str = "nsys") -> list[str]:
 
 
 def _content_hash(report: Path) -> str:
+    import hashlib
+
     h = hashlib.sha256()
     with report.open("rb") as fh:
         while chunk := fh.read(_CHUNK):
@@ -62,7 +61,13 @@ def _stem(report: Path) -> str:
 
 
 def sqlite_for(report: Path, env: Mapping[str, str] | None = None, timeout_s: float = EXPORT_TIMEOUT_S) -> Path:
-    """The SQLite export of `report`: from the cache, else exported now with `nsys` (module docs)."""
+    """The SQLite export of `report`: from the cache, else exported now with `nsys` (module docs).
+
+    subprocess and shutil are imported here: every `pa summary` passes through `exported`, few with a report.
+    """
+    import shutil
+    import subprocess
+
     environ = dict(os.environ if env is None else env)
     target = cache_root(environ) / _content_hash(report)[:32] / f"{_stem(report)}.sqlite"
     if target.is_file():
