@@ -171,3 +171,24 @@ def test_llm_sql_workspace_reads_the_user_directories(tmp_path, profile):
     finally:
         plain.close()
         layered.close()
+
+
+def test_the_llm_stage_gets_the_same_directories(tmp_path, profile, monkeypatch):
+    from engine import pipeline
+    from engine.llm import stage
+    from engine.llm.model import LlmOptions
+
+    qdir = _even_rows_only(tmp_path, profile)
+    seen = {}
+
+    def fake_run(summary, rule_result, options):
+        seen.update(options.extra)
+        return None, "fake stage"
+
+    monkeypatch.setattr(stage, "run", fake_run)
+    run = pipeline.summarize_run([profile], options=pipeline.RunOptions(query_dirs=(qdir,)))
+    assert run.main.gpu.kernel_count == _kernel_count(profile, "WHERE rowid % 2 = 0")
+    request = pipeline.AnalyzeRequest(run=pipeline.RunOptions(query_dirs=(qdir,)), llm=LlmOptions(enabled=True))
+    pipeline.analyze([profile], request)
+    assert seen["query_dirs"] == [str(qdir)] and seen["profile_path"] == str(profile)
+    assert stage.settings_from_options(LlmOptions(enabled=True, extra=seen)).model is None
