@@ -155,7 +155,8 @@ def _value(path: Path, s: Setting, val: Any) -> Any:
     if isinstance(val, bool) or not isinstance(val, (int, float)) or (number is int and not isinstance(val, int)):
         raise UserError(f"{where} must be {'an integer' if number is int else 'a number'}")
     if not (s.minimum is None or val >= s.minimum) or not (s.maximum is None or val <= s.maximum):
-        raise UserError(f"{where} must be between {s.minimum} and {s.maximum if s.maximum is not None else 'any'}")
+        bound = f"between {s.minimum} and {s.maximum}" if s.maximum is not None else f"at least {s.minimum}"
+        raise UserError(f"{where} must be {bound}")
     return number(val)
 
 
