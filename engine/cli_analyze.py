@@ -80,13 +80,15 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     from engine.report.render import EXTENSIONS, check_templates_dir
 
     started = time.monotonic()
+    files = expand(profiles)
+    # Everything that can be checked without the profile is checked before any analysis (and any
+    # LLM spend): where the report goes (an input or its sidecar first: `-o p.sqlite` is refused as
+    # the profile, not as an unknown format), and the site templates it will be rendered with.
+    plan_output(output, "", inputs=[*files, *site_packs])
     if click.get_current_context().get_parameter_source("fmt") == ParameterSource.DEFAULT_MAP:
         fmt = choose_format(None, output, fallback=fmt or "text")   # pa.toml's format: -o's extension wins
     else:
         fmt = choose_format(fmt, output)
-    files = expand(profiles)
-    # Everything that can be checked without the profile is checked before any analysis (and any
-    # LLM spend): where the report goes, and the site templates it will be rendered with.
     out = plan_output(output, EXTENSIONS[fmt], inputs=[*files, *site_packs])
     if templates_dir is not None:
         check_templates_dir(templates_dir)
