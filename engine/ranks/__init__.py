@@ -10,16 +10,18 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# Imported now: the function `discover` must shadow the submodule of the same name, which any
+# `import engine.ranks.discover` would otherwise leave as this package's attribute (it is light).
+from engine.ranks.discover import discover, rank_from_name
+
 if TYPE_CHECKING:
     from engine.ranks.cross import cross_rank
-    from engine.ranks.discover import discover, rank_from_name
     from engine.ranks.model import CrossRank, RankResult, RankSet
     from engine.ranks.run import summarize_ranks
 
 # Imported on first use: `engine.ranks.discover` (all `pa summary` of one file needs) must not pull in
 # the cross-rank statistics and their pydantic models (benchmarks/startup.py).
-_LAZY = {"cross_rank": "engine.ranks.cross", "discover": "engine.ranks.discover",
-         "rank_from_name": "engine.ranks.discover", "CrossRank": "engine.ranks.model",
+_LAZY = {"cross_rank": "engine.ranks.cross", "CrossRank": "engine.ranks.model",
          "RankResult": "engine.ranks.model", "RankSet": "engine.ranks.model",
          "summarize_ranks": "engine.ranks.run"}
 
