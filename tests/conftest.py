@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from testkit.cache import ScenarioProfiles
 
 ROOT = Path(__file__).resolve().parent.parent
 # The one way tests find the real profiles: ../shared/profiles beside the checkout, or $PA_SHARED_PROFILES.
@@ -40,6 +41,12 @@ def real_profile(request: pytest.FixtureRequest) -> Path:
     if request.param is None:
         pytest.skip(missing_reason(NSYS_PROFILES))
     return request.param
+
+
+@pytest.fixture(scope="session")
+def scenario_profiles(tmp_path_factory: pytest.TempPathFactory) -> ScenarioProfiles:
+    """The planted scenarios, written and summarised once per session (tests/testkit/cache.py)."""
+    return ScenarioProfiles(tmp_path_factory.mktemp("scenarios"))
 
 
 @pytest.fixture(autouse=True)
