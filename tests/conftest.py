@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from testkit.cache import ScenarioProfiles
+from testkit.cache import ScenarioProfiles, Summaries
 
 ROOT = Path(__file__).resolve().parent.parent
 # The one way tests find the real profiles: ../shared/profiles beside the checkout, or $PA_SHARED_PROFILES.
@@ -47,6 +47,12 @@ def real_profile(request: pytest.FixtureRequest) -> Path:
 def scenario_profiles(tmp_path_factory: pytest.TempPathFactory) -> ScenarioProfiles:
     """The planted scenarios, written and summarised once per session (tests/testkit/cache.py)."""
     return ScenarioProfiles(tmp_path_factory.mktemp("scenarios"))
+
+
+@pytest.fixture(scope="session")
+def summary_of() -> Summaries:
+    """summary_of(path): the summary of a profile that is never modified (the real ones), once per session."""
+    return Summaries()
 
 
 @pytest.fixture(autouse=True)
