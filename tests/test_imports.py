@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Runs in a fresh interpreter: argv[1] is a JSON list of modules; prints {module: error} as JSON.
@@ -83,6 +85,7 @@ def _failures(modules: list[str]) -> dict[str, str]:
     return failures
 
 
+@pytest.mark.slow  # a process per engine module
 def test_each_module_imports_alone():
     modules = _modules()
     assert "engine.metrics.summarize" in modules and len(modules) > 40

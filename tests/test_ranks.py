@@ -133,6 +133,7 @@ def test_ranks_from_file_names_without_mpi(tmp_path: Path) -> None:
     assert cr.overall.mpi is None
 
 
+@pytest.mark.slow  # starts a local dask cluster of two worker processes (~10 s)
 @pytest.mark.skipif(importlib.util.find_spec("dask") is None, reason="dask not installed (pa[dask])")
 def test_dask_local_cluster_matches_process_pool(run_dir: tuple[Path, dict]) -> None:
     from dask.distributed import LocalCluster
