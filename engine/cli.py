@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 
-from engine import __version__
 from engine.cli_ranks import RankOptions, rank_options
 from engine.controls import escape_controls, escape_json_controls
 from engine.errors import UserError, one_line_errors
+from engine.version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,33 +36,28 @@ def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, ranks: 
     the per-rank table and the cross-rank facts (straggler, imbalance, collective skew) are printed.
     """
     from engine.cli_ranks import expand, progress_bar
+    from engine.pipeline import summarize_run
 
     files = expand(profiles)
-    if len(files) == 1:
-        from engine.metrics.summarize import summarize
-
-        result = summarize(files[0], keep_paths=keep_paths, max_phases=ranks.max_phases)
+    with progress_bar(len(files)) as progress:
+        run = summarize_run(files, options=ranks.run_options(keep_paths), progress=progress)
+    if run.cross is None or run.rank_set is None:
         if as_json:
-            click.echo(escape_json_controls(result.model_dump_json(indent=2)))
+            click.echo(escape_json_controls(run.main.model_dump_json(indent=2)))
         else:
             from engine.summary_render import print_summary  # rich loads only for the table view
 
-            print_summary(result)
+            print_summary(run.main)
         return
-    from engine.ranks import cross_rank, summarize_ranks
     from engine.ranks.model import MultiRankSummary, RankSummary
     from engine.summary_render import print_rank_summary
 
-    with progress_bar(len(files)) as progress:
-        rs = summarize_ranks(files, workers=ranks.workers, executor=ranks.executor, scheduler=ranks.scheduler,
-                             max_phases=ranks.max_phases, keep_paths=keep_paths, progress=progress)
-    cr = cross_rank(rs, primary_rank=ranks.primary_rank)
     if as_json:
         doc = MultiRankSummary(ranks=[RankSummary(rank=r.rank, rank_source=r.rank_source, summary=r.summary)
-                                      for r in rs.ranks], cross_rank=cr)
+                                      for r in run.rank_set.ranks], cross_rank=run.cross)
         click.echo(escape_json_controls(doc.model_dump_json(indent=2)))
     else:
-        print_rank_summary(cr)
+        print_rank_summary(run.cross)
 
 
 @main.command()
