@@ -10,7 +10,8 @@ phases, with optional `markers` (one label per phase) and `seed`. A case may nam
 outcome it checks (default: the rule fires in some phase / stays silent in every phase).
 
 A case may instead state its input inline: `input` is a list of blocks of steps (launch, sync, host,
-copy, memset, malloc, mpi; see testkit.facts), written as an Nsight Systems profile. Inline cases
+copy, memset, malloc, mpi, call, migrate; see testkit.facts), written in each of `formats`
+(default nsys). Inline cases
 carry the threshold-boundary checks: one input exactly at a rule's threshold (fires), one just
 below (silent).
 """
@@ -30,6 +31,7 @@ from testkit.facts import scenario_from_facts
 from testkit.nsys_writer import write_nsys
 from testkit.phased import MS, phased, write
 from testkit.rank_sets import KINDS, write_rank_set
+from testkit.rocpd_writer import write_rocpd
 from testkit.scenarios import ALL_SCENARIOS
 
 from engine.metrics.model import ProfileSummary
@@ -114,7 +116,12 @@ def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, rank_facts: Any
         assert case["rank_set"] in KINDS
         summary, extra = rank_facts(case["rank_set"])
     elif "input" in case:
-        summary = summarize(write_nsys(scenario_from_facts(case["input"]), tmp_path / "inline.sqlite"))
+        scen = scenario_from_facts(case["input"])
+        if fmt == "nsys":
+            summary = summarize(write_nsys(scen, tmp_path / "inline.sqlite"))
+        else:  # rocprofv3 does not trace MPI; rocprof-sys does, as for the named scenarios
+            flavour = "rocprof-sys" if scen.mpi_calls else "rocprofv3"
+            summary = summarize(write_rocpd(scen, tmp_path / "inline.db", flavour=flavour))
     elif "phased" in case:
         phases = [(int(ms * MS), dict(mix), float(busy)) for ms, mix, busy in case["phased"]]
         scen, _ = phased(phases, seed=case.get("seed", 0), markers=case.get("markers"))
