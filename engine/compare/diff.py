@@ -177,7 +177,7 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
     within = not any(c.significant for c in ov) and all(k.status == "unchanged" for k in kernels) \
         and not any(c.significant for p in phases for c in p.changes)
     it, it_reason = iteration_change(before, after, floor)
-    verdict_, basis, verdict_reason = verdict(ov[0], it, identical)
+    verdict_, basis, verdict_reason = verdict(next(c for c in ov if c.metric == "span"), it, identical)
     comp = Comparison(
         before=CaptureRef(file_name=before.profile.file_name, sha256=before.profile.sha256, span_ns=before.span_ns),
         after=CaptureRef(file_name=after.profile.file_name, sha256=after.profile.sha256, span_ns=after.span_ns),
