@@ -109,6 +109,14 @@ def test_hypothesis_changes(pair: tuple) -> None:
     spec = _hyp("spec", 0).model_copy(update={"runtime_fraction_pct": None})
     c = compare(b, a, before_hypotheses=[], after_hypotheses=[spec])
     assert "Finding spec (spec) appeared in AFTER." in c.narrative
+    from engine.compare.render import render_text
+
+    lines = render_text(compare(b, a, before_hypotheses=[_hyp("gone", 10), _hyp("same", 5)],
+                                after_hypotheses=[_hyp("same", 5), spec])).splitlines()
+    # one finding per line, each said plainly
+    assert any(ln.strip().startswith("disappeared  gone: gone (gone in AFTER; was 10.0% of the run)") for ln in lines)
+    assert any(ln.strip().startswith("appeared     spec: spec (appeared in AFTER)") for ln in lines)
+    assert any(ln.strip().startswith("unchanged    same: same") for ln in lines)
 
 
 def test_narrative_is_deterministic(pair: tuple) -> None:
