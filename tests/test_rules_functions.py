@@ -161,3 +161,17 @@ def test_validate_with_profile_warns_about_dead_patterns_and_null_metrics(tmp_pa
     assert "metric kernel_ns" not in w
     # a built-in metric that is null on this profile is not the site author's business
     assert "rules/" not in w
+
+
+def test_validate_warns_about_an_override_only_disabled_rules_read(tmp_path: Path) -> None:
+    p = _pack(tmp_path, "disable: [CAP-WARMUP-001]\n"
+                        "override_params: {warmup_min_fraction: 0.5, idle_min_fraction: 0.1}\n")
+    rs = load_ruleset([p])
+    # independent: which enabled rules still name each param in their `when`
+    users = {n: [r.id for r in rs.rules.values() if r.id not in rs.disabled and n in r.when.names]
+             for n in ("warmup_min_fraction", "idle_min_fraction")}
+    assert users["warmup_min_fraction"] == [] and users["idle_min_fraction"]
+    r = CliRunner().invoke(main, ["rules", "validate", str(p)])
+    assert r.exit_code == 0
+    assert "override of param warmup_min_fraction has no effect" in r.output
+    assert "idle_min_fraction" not in r.output and "1 warning(s)" in r.output

@@ -2,7 +2,8 @@
 
 Loading (engine.rules.loader) rejects what is wrong; this module warns about what is legal but
 useless, because a site pack that silently never fires is worse than one that fails to load:
-- a param the pack defines that no expression, requirement, citation or template uses;
+- a param the pack defines, or overrides, that no metric or enabled rule (expression, requirement,
+  citation or template) uses;
 - a `select_match` text with regular-expression or glob characters (the match is a literal
   substring, so `gemm.*` only matches a name containing the four characters "gemm.*");
 - with a profile: a `select`/`select_match` call that matches none of the records it is given, a
@@ -93,6 +94,9 @@ def static_warnings(rs: RuleSet) -> list[str]:
     for p in rs.params.values():
         if p.pack in site and p.name not in used:
             out.append(f"{p.pack}: param {p.name} is defined but no metric, rule, citation or template uses it")
+        elif p.overridden_by in site and p.name not in used:
+            out.append(f"{p.overridden_by}: override of param {p.name} has no effect: no enabled rule and no "
+                       "metric uses it")
     for who, e in _exprs(rs, site):
         for call, _, needles in _selector_calls(e):
             if call.func.id != "select_match":  # type: ignore[attr-defined]
