@@ -28,12 +28,24 @@ def _check(paths: list[Path]) -> None:
         assert not hits, f"{fmt} render of {paths[0].name} prints None: {hits[:3]}"
 
 
-@pytest.mark.parametrize("scenario", sorted(ALL_SCENARIOS))
-def test_no_none_in_any_scenario_render(scenario: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    path = generate_profile(scenario, "nsys", tmp_path_factory.mktemp("none"))
+CASES = [(name, fmt) for name in sorted(ALL_SCENARIOS) for fmt in ALL_SCENARIOS[name]().expected.formats]
+
+
+@pytest.mark.parametrize("scenario, fmt", CASES)
+def test_no_none_in_any_scenario_render(scenario: str, fmt: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = generate_profile(scenario, fmt, tmp_path_factory.mktemp("none"))
     _check([path])
-    r = CliRunner().invoke(main, ["summary", str(path)])
+    r = CliRunner().invoke(main, ["summary", str(path)], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and not NONE.search(r.output), r.output
+
+
+def test_no_none_in_comparison_renders(tmp_path: Path) -> None:
+    before = generate_profile("sync_after_launch", "nsys", tmp_path)
+    after = generate_profile("healthy", "rocpd", tmp_path)   # different app, vendor and GPU: every warning
+    for fmt in ("text", "markdown", "html"):
+        r = CliRunner().invoke(main, ["compare", str(before), str(after), "--no-llm", "-f", fmt])
+        assert r.exit_code == 0, r.output
+        assert "different" in r.output and not NONE.search(r.output), f"{fmt}: {r.output[:2000]}"
 
 
 @pytest.mark.parametrize("profile", real_nsys_profiles(), ids=lambda p: p.name)
