@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit.phased import MS, phased, write
 
 from engine.cli import main
 from engine.compare import compare
 from engine.compare.changes import pct_change
 from engine.metrics.model import ProfileSummary
 from engine.metrics.summarize import summarize
-from engine.phases.synth import MS, phased, write
 
 MIX = {"step_kernel": 0.7, "update_kernel": 0.3}
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import real_nsys_profiles
+from testkit.accuracy import generate_profile
+from testkit.rank_sets import write_rank_set
+from testkit.scenarios import ALL_SCENARIOS
 
 from engine.cli import main
-from engine.cli_analyze import analyze_profiles
-from engine.ranks.synth import write_rank_set
+from engine.pipeline import analyze as analyze_profiles
 from engine.report.render import render
-from engine.rules.accuracy import generate_profile
-from engine.synth.scenarios import ALL_SCENARIOS
 
 NONE = re.compile(r"\bNone\b")
 

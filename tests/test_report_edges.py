@@ -8,15 +8,15 @@ import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
+from testkit import scenarios
+from testkit.accuracy import generate_profile
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import Device, Kernel, Marker, Process, Scenario
 
 from engine.cli import main
-from engine.cli_analyze import analyze_profiles
 from engine.metrics.summarize import summarize
-from engine.rules.accuracy import generate_profile
+from engine.pipeline import analyze as analyze_profiles
 from engine.rules.engine import evaluate, load_ruleset
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Device, Kernel, Marker, Process, Scenario
 
 MS = 1_000_000
 

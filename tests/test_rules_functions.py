@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit.accuracy import generate_profile
 
 from engine.cli import main
 from engine.errors import UserError
 from engine.rules import expr as expr_mod
-from engine.rules.accuracy import generate_profile
 from engine.rules.docs import render_function_table
 from engine.rules.expr import Scope, compile_expr, evaluate
 from engine.rules.functions import FUNCTIONS, OPERATORS

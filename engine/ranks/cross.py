@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from engine.errors import UserError
-from engine.phases.model import PhaseSummary
+from engine.metrics.phases.model import PhaseSummary
 from engine.ranks.model import (
     CollectiveSkew,
     CrossRank,

@@ -7,7 +7,7 @@
    the runs cover at least MARKER_COVERAGE of the span and there are 2 … max_phases of them, each
    run is a phase, extended back to the end of the previous one (the first to the span start, the
    last to the span end) so the phases tile the span.
-2. Otherwise the kernel-mix segmentation of `engine.phases.segment` over the span.
+2. Otherwise the kernel-mix segmentation of `engine.metrics.phases.segment` over the span.
 
 Every phase's metrics clip events to the phase (an event straddling a boundary counts in both, for
 the part inside each), so phase totals add up to the profile's. The first of several phases is
@@ -27,8 +27,8 @@ import numpy as np
 from engine.metrics import intervals as iv
 from engine.metrics.host import scan_markers
 from engine.metrics.kernels import kernel_names
-from engine.phases.model import PhaseKernel, PhaseSummary
-from engine.phases.segment import (
+from engine.metrics.phases.model import PhaseKernel, PhaseSummary
+from engine.metrics.phases.segment import (
     DEFAULT_WINDOWS,
     TOP_COMPONENTS,
     clipped_time,
@@ -109,7 +109,7 @@ def marker_cut(runs_by_thread: list[list[tuple[str, int, int]]], span_start: int
 
 def mix_cut(k: dict[str, np.ndarray], span_start: int, span_end: int, max_phases: int,
             windows: int) -> Cut:
-    """Phases from the kernel-mix segmentation of [span_start, span_end) (engine.phases.segment)."""
+    """Phases from the kernel-mix segmentation of [span_start, span_end) (engine.metrics.phases.segment)."""
     n = max(1, min(windows, len(k["start"]) // MIN_KERNELS_PER_WINDOW, span_end - span_start))
     if max_phases <= 1 or n < 2:
         return Cut([span_start, span_end], "single", [None])
