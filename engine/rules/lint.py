@@ -26,20 +26,20 @@ _SELECTORS = ("select", "select_match")
 _PATTERN_CHARS = set("*?[]^$\\|+(){}")
 
 
-def _exprs(rs: RuleSet, site: set[str]) -> Iterator[tuple[str, Expr]]:
-    """(who, expression) for every metric and rule expression of the site packs."""
+def _exprs(rs: RuleSet, site: set[str]) -> Iterator[tuple[str, str, Expr]]:
+    """(pack, who, expression) for every metric and rule expression of the site packs."""
     for m in rs.metrics.values():
         if m.pack in site:
-            yield f"metric {m.name}", m.expr
+            yield m.pack, f"metric {m.name}", m.expr
     for r in rs.rules.values():
         if r.pack not in site:
             continue
-        yield f"{r.id} when", r.when
+        yield r.pack, f"{r.id} when", r.when
         if r.runtime_fraction is not None:
-            yield f"{r.id} runtime_fraction", r.runtime_fraction
+            yield r.pack, f"{r.id} runtime_fraction", r.runtime_fraction
         for i, s in enumerate(r.suppresses):
             if s.when is not None:
-                yield f"{r.id} suppresses.{i}.when", s.when
+                yield r.pack, f"{r.id} suppresses.{i}.when", s.when
 
 
 def _rule_names(r: Rule) -> set[str]:
@@ -97,23 +97,16 @@ def static_warnings(rs: RuleSet) -> list[str]:
         elif p.overridden_by in site and p.name not in used:
             out.append(f"{p.overridden_by}: override of param {p.name} has no effect: no enabled rule and no "
                        "metric uses it")
-    for who, e in _exprs(rs, site):
+    for pack, who, e in _exprs(rs, site):
         for call, _, needles in _selector_calls(e):
             if call.func.id != "select_match":  # type: ignore[attr-defined]
                 continue
             for n in needles:
                 if isinstance(n, str) and _PATTERN_CHARS & set(n):
-                    out.append(f"{_pack_of(rs, who)}: {who}: select_match text {n!r} looks like a regular "
+                    out.append(f"{pack}: {who}: select_match text {n!r} looks like a regular "
                                "expression or glob, but select_match matches a literal, case-insensitive "
                                "substring (see `pa rules functions`)")
     return out
-
-
-def _pack_of(rs: RuleSet, who: str) -> str:
-    head = who.split(" ")
-    if head[0] == "metric":
-        return rs.metrics[head[1]].pack
-    return rs.rules[head[0]].pack
 
 
 def profile_warnings(rs: RuleSet, summary: ProfileSummary) -> list[str]:
@@ -132,7 +125,7 @@ def profile_warnings(rs: RuleSet, summary: ProfileSummary) -> list[str]:
     profile = summary.profile.file_name
     out = [f"{rs.metrics[n].pack}: metric {n} is null on {profile} (every rule using it would be skipped "
            "there); check its summary paths with `pa summary --json`" for n in null_metrics]
-    for who, e in _exprs(rs, site):
+    for pack, who, e in _exprs(rs, site):
         for call, fld, needles in _selector_calls(e):
             try:
                 records = evaluate(compile_expr(ast.unparse(call.args[0])), Scope(names=names, roots=roots))
@@ -141,7 +134,7 @@ def profile_warnings(rs: RuleSet, summary: ProfileSummary) -> list[str]:
             if not isinstance(records, list) or not records:
                 continue
             text = ast.unparse(call)
-            where = f"{_pack_of(rs, who)}: {who}: {text}"
+            where = f"{pack}: {who}: {text}"
             if not any(isinstance(r, dict) and fld in r for r in records):
                 out.append(f"{where}: no record of {ast.unparse(call.args[0])} has a field {fld!r} on {profile}")
                 continue
