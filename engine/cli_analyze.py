@@ -98,14 +98,15 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
     opts = ranks or RankOptions()
     files = expand(profiles)
     # The rule packs first: a bad pack fails before minutes of Stage 1, and a pack may set how
-    # marker names are normalised (`marker_names:`), which Stage 1 needs.
+    # marker names are normalised (`marker_names:`) and tune the summary's thresholds
+    # (rules/thresholds.yaml), which Stage 1 needs.
     ruleset = load_ruleset(site_packs=tuple(site_packs), keep_paths=keep_paths)
     cross = None
     if len(files) == 1:
         if opts.primary_rank is not None:
             raise UserError("--primary-rank needs the files of several ranks")
         summaries = [summarize(files[0], keep_paths=keep_paths, max_phases=opts.max_phases,
-                               marker_naming=ruleset.marker_naming)]
+                               marker_naming=ruleset.marker_naming, thresholds=ruleset.thresholds)]
         rank_numbers = None
         primary = primary_index(summaries)
     else:
@@ -113,8 +114,8 @@ def analyze_profiles(profiles: Sequence[Path], *, site_packs: Sequence[Path] = (
 
         rs = summarize_ranks(files, workers=opts.workers, executor=opts.executor, scheduler=opts.scheduler,
                              max_phases=opts.max_phases, keep_paths=keep_paths, progress=progress,
-                             marker_naming=ruleset.marker_naming)
-        cross = cross_rank(rs, primary_rank=opts.primary_rank)
+                             marker_naming=ruleset.marker_naming, thresholds=ruleset.thresholds)
+        cross = cross_rank(rs, primary_rank=opts.primary_rank, thresholds=ruleset.thresholds)
         summaries = [r.summary for r in rs.ranks]
         rank_numbers = [r.rank for r in rs.ranks]
         files = [r.path or Path(r.summary.profile.file_name) for r in rs.ranks]

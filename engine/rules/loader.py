@@ -38,6 +38,7 @@ from engine.errors import UserError
 from engine.inputs import read_text_file
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from engine.metrics.model import ProfileSummary
+from engine.metrics.thresholds import Thresholds
 from engine.paths import data_dir
 from engine.rules.expr import Expr, ExprError, compile_expr
 from engine.rules.templates import check_template
@@ -149,6 +150,11 @@ class RuleSet:
     vendors: dict[str, dict[str, str]]
     packs: list[PackRef]
     marker_naming: MarkerNaming = DEFAULT_NAMING
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """The summary's tunable thresholds (rules/thresholds.yaml params, after every override)."""
+        return Thresholds.from_params({name: p.value for name, p in self.params.items()})
 
 
 @lru_cache(maxsize=1)
