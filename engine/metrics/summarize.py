@@ -22,6 +22,7 @@ from engine.metrics.activity import Ops, device_activity, stream_stats
 from engine.metrics.communication import communication_name_ids, device_communication
 from engine.metrics.degraded import rocpd_capture_checks
 from engine.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
+from engine.metrics.hardware import host_link, spec_memory_bandwidth
 from engine.metrics.host_work import compile_ranges, device_reads, host_work
 from engine.metrics.kernels import kernel_names, kernel_stats, launch_configs
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
@@ -40,7 +41,7 @@ from engine.metrics.model import (
     SyncSummary,
 )
 from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from engine.metrics.transfers import COPY_CODES, copy_stats, host_link, memset_stats, round_trips
+from engine.metrics.transfers import COPY_CODES, copy_stats, memset_stats, round_trips
 from engine.phases.detect import DEFAULT_MAX_PHASES, detect_phases
 from engine.phases.model import PhaseSummary
 from engine.profile.detect import detect
@@ -159,6 +160,8 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]
         return out
     for row in rel.rows("SELECT * FROM pa_devices"):
         r: dict[str, Any] = dict(row)
+        if r.get("memory_bandwidth_bps") is None:   # rocpd records none: the product's spec sheet
+            r["memory_bandwidth_bps"] = spec_memory_bandwidth(r.get("name"))
         link, link_bw = host_link(r.get("name"), r.get("compute_capability"))
         hw = HardwareLimits(**{k: r.get(k) for k in HardwareLimits.model_fields
                                if k in r}, host_link=link, host_link_bandwidth_bps=link_bw)

@@ -2,7 +2,8 @@
 
 Host and peer copies are compared with the host link (PCIe / NVLink-C2C), device-to-device copies
 with device memory bandwidth. The host link is not recorded in any profile: it is assumed from the
-GPU generation (table below, with its basis reported next to every number that uses it).
+GPU generation (engine.metrics.hardware, from hardware.yaml, with its basis reported next to every
+number that uses it).
 """
 
 from __future__ import annotations
@@ -15,37 +16,6 @@ from engine.profile.canonical import DIRECTIONS, MEMORY_KINDS, MIGRATION_CAUSES
 from engine.profile.relations import VALID, Relations
 
 HOST_DIRECTIONS = ("HtoD", "DtoH", "HtoH")
-
-# Peak per direction of a x16 link, bytes/s (PCI-SIG: 3.0 = 8 GT/s ×16 ≈ 15.75 GB/s, 4.0 ≈ 31.5 GB/s,
-# 5.0 ≈ 63 GB/s; NVLink-C2C on Grace Hopper/Blackwell: 450 GB/s per direction, NVIDIA GH200 sheet).
-PCIE3 = ("PCIe 3.0 x16 (assumed from GPU generation)", 15_750_000_000)
-PCIE4 = ("PCIe 4.0 x16 (assumed from GPU generation)", 31_500_000_000)
-PCIE5 = ("PCIe 5.0 x16 (assumed from GPU generation)", 63_000_000_000)
-C2C = ("NVLink-C2C (assumed from product name)", 450_000_000_000)
-
-
-def host_link(name: str | None, compute_capability: str | None) -> tuple[str | None, int | None]:
-    """Assumed host link of a GPU from its product name and architecture; (None, None) if unknown."""
-    n = (name or "").upper()
-    cc = compute_capability or ""
-    if "GH200" in n or "GB200" in n or "GB300" in n:
-        return C2C
-    if cc.startswith("gfx"):
-        if cc.startswith(("gfx908", "gfx90a")):
-            return PCIE4
-        if cc.startswith(("gfx942", "gfx950")):
-            return (None, None) if "MI300A" in n else PCIE5
-        return (None, None)
-    try:
-        major = int(cc.split(".")[0])
-    except ValueError:
-        return (None, None)
-    if major <= 7:
-        return PCIE3
-    if major == 8:
-        return PCIE4
-    return PCIE5
-
 
 def _code_of(column: str, vocabulary: tuple[str, ...], otherwise: str) -> str:
     """SQL mapping a text column of a fixed canonical vocabulary to its index (NULL: `otherwise`)."""
