@@ -186,6 +186,9 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
 # Canonical relations the summary does not read: they exist for the LLM's SQL workspace (and for
 # site query files). Keep in step with the readers below.
 WORKSPACE_ONLY_RELATIONS = frozenset({"allocations"})
+# Relations only some formats' query sets provide (rocpd's call arguments): a format with no file
+# for one has nothing to lose, so its absence there is not reported as skipped.
+FORMAT_ONLY_RELATIONS = frozenset({"memcpy_requests"})
 
 
 def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str, vendor: str,
@@ -195,7 +198,8 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     # A relation no metric reads (only the SQL workspace does) is not "not analysed" when its
     # format has no query for it; a query that exists but cannot run is still reported.
     skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped
-               if not (s.what in WORKSPACE_ONLY_RELATIONS and rel.query_set.files.get(s.what) is None)]
+               if not (s.what in WORKSPACE_ONLY_RELATIONS | FORMAT_ONLY_RELATIONS
+                       and rel.query_set.files.get(s.what) is None)]
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
     kernel_warnings: list[str] = []
