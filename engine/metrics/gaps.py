@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.metrics import intervals as iv
+from engine.metrics.idle import idle_ns
 from engine.metrics.model import DeviceGaps, Gap, GapBucket
 from engine.metrics.thresholds import DEFAULT_THRESHOLDS
 
@@ -226,7 +227,7 @@ def device_gaps(busy: iv.Merged, table: GapTable, span_start: int, span_end: int
                            host_activity=owner, host_cover_pct=cover,
                            recoverable_ns=int(table.recoverable_ns[i])))
     return DeviceGaps(
-        device=table.device, window_ns=window, busy_ns=busy_len, idle_ns=window - busy_len,
+        device=table.device, window_ns=window, busy_ns=busy_len, idle_ns=idle_ns(window, busy_len),
         gap_count=len(durations),
         leading_idle_ns=int(busy[0][0] - span_start) if len(busy[0]) else 0,
         trailing_idle_ns=int(span_end - busy[1][-1]) if len(busy[0]) else 0,

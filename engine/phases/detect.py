@@ -27,6 +27,7 @@ import numpy as np
 
 from engine.metrics import intervals as iv
 from engine.metrics.host import scan_markers
+from engine.metrics.idle import idle_ns
 from engine.metrics.kernels import kernel_names
 from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from engine.phases.model import PhaseKernel, PhaseSummary
@@ -218,7 +219,7 @@ def phase_metrics(rel: Relations, cut: Cut, k: dict[str, np.ndarray],
         phases.append(PhaseSummary(
             index=i, label="", source=cut.source, start_ns=int(edges[i] - span_start),
             end_ns=int(edges[i + 1] - span_start), duration_ns=dur, kernel_count=int(kcount[i]),
-            kernel_time_ns=int(ktime[i]), busy_ns=int(busy[i]), idle_ns=max(0, cap - int(busy[i])),
+            kernel_time_ns=int(ktime[i]), busy_ns=int(busy[i]), idle_ns=idle_ns(dur, int(busy[i]), n_dev),
             utilization_pct=(100.0 * int(busy[i]) / cap) if cap else None, largest_gap_ns=int(largest_gap[i]),
             copy_time_ns=int(copy_time[i]), copy_bytes=int(copy_bytes[i]),
             sync_ns=None if sync is None else int(sync[i]), mpi_ns=None if mpi is None else int(mpi[i]),

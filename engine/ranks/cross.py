@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from engine.errors import UserError
+from engine.metrics.idle import run_idle_ns
 from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from engine.phases.model import PhaseSummary
 from engine.ranks.model import (
@@ -54,11 +55,6 @@ def imbalance(values: dict[int, int]) -> Imbalance:
     lo = ranks[int(np.argmin(arr))]
     return Imbalance(min_ns=values[lo], max_ns=values[hi], mean_ns=mean, max_rank=hi, min_rank=lo,
                      imbalance=(values[hi] - values[lo]) / mean if mean > 0 else None)
-
-
-def _idle(r: RankResult) -> int:
-    s = r.summary
-    return max(0, s.span_ns * max(s.gpu.device_count, 1) - s.gpu.busy_ns)
 
 
 Skews = tuple[list[CollectiveSkew], dict[int, int], dict[int, int]]
@@ -138,7 +134,8 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None,
         coll = s.mpi.by_kind.get("collective", 0) if s.mpi else 0
         rows.append(RankOverview(
             rank=r.rank, rank_source=r.rank_source, file_name=s.profile.file_name, span_ns=s.span_ns,
-            kernel_time_ns=s.gpu.kernel_time_ns - s.gpu.communication_time_ns, busy_ns=s.gpu.busy_ns, idle_ns=_idle(r),
+            kernel_time_ns=s.gpu.kernel_time_ns - s.gpu.communication_time_ns, busy_ns=s.gpu.busy_ns,
+            idle_ns=run_idle_ns(s),
             mpi_ns=s.mpi.total_ns if s.mpi else None, collective_wait_ns=wait[r.rank],
             noncollective_mpi_ns=max(0, s.mpi.total_ns - coll) if s.mpi else None,
             utilization_pct=s.gpu.utilization_pct))

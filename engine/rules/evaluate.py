@@ -33,7 +33,6 @@ from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, Impact,
 from engine.rules.loader import PackRef, Rule, RuleSet
 from engine.rules.templates import render
 
-BUCKETS = ("compute", "exposed_copy", "exposed_communication", "sync", "idle")
 _IMPACT_ORDER = {"low": 0, "medium": 1, "high": 2}
 
 
