@@ -105,8 +105,8 @@ def test_number_formatting() -> None:
     assert fmt_ns(None) == "n/a"
     assert fmt_ns(1_500_000_000) == "1.5 s"
     assert fmt_ns(999) == "999 ns"
-    assert fmt_pct(0.001) == "<0.1%"        # tiny but real never reads as 0.0 %
-    assert fmt_pct(0.0) == "0.0%"
+    assert fmt_pct(0.001) == "<0.1 %"       # tiny but real never reads as 0.0 %
+    assert fmt_pct(0.0) == "0.0 %"
     assert fmt_pct(None) == "n/a"
 
 
