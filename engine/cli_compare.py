@@ -7,25 +7,8 @@ from typing import Any
 
 import click
 
-from engine.errors import UserError, one_line_errors
-from engine.inputs import read_text_file
+from engine.errors import one_line_errors
 from engine.llm.cli_options import COMPARE_OPTIONS, llm_cli_options_for
-
-MAX_SUMMARY_JSON_BYTES = 256 << 20
-
-
-def _load(path: Path, max_phases: int) -> Any:
-    from pydantic import ValidationError
-
-    from engine.metrics.model import ProfileSummary
-    from engine.metrics.summarize import summarize
-
-    if path.suffix == ".json":
-        try:
-            return ProfileSummary.model_validate_json(read_text_file(path, MAX_SUMMARY_JSON_BYTES, "summary JSON file"))
-        except ValidationError as exc:
-            raise UserError(f"{path}: not a pa summary JSON file ({str(exc).splitlines()[0]})") from exc
-    return summarize(path, max_phases=max_phases)
 
 
 @click.command()
@@ -57,31 +40,20 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
     configured (as for `pa analyze`), one validated call explains the differences from the
     comparison's numbers only; numbers it cites that the comparison lacks are flagged.
     """
+    from engine import pipeline
     from engine.cli_analyze import choose_format
     from engine.cli_output import plan_output, write_output
-    from engine.compare import compare as do_compare
-    from engine.compare.explain import explain
-    from engine.compare.render import TEMPLATES, render_comparison
-    from engine.compare.schema import validate_comparison
+    from engine.compare.render import TEMPLATES
     from engine.report.render import EXTENSIONS, check_templates_dir
 
     fmt = "json" if as_json and fmt is None else choose_format(fmt, output)
     out = plan_output(output, EXTENSIONS[fmt], inputs=[before, after])   # before any analysis or LLM spend
     if templates_dir is not None:
         check_templates_dir(templates_dir, TEMPLATES)
-    sb, sa = _load(before, max_phases), _load(after, max_phases)
-    hb = ha = None
-    if not no_rules:
-        from engine.rules.engine import evaluate, load_ruleset
-
-        rules = load_ruleset()
-        hb, ha = evaluate(sb, rules).hypotheses, evaluate(sa, rules).hypotheses
-    result = do_compare(sb, sa, noise_floor, hb, ha)
-    # ---- HOOK (issue 7): one validated LLM call explaining the diff's numbers, or the reason why not.
-    llm, reason = explain(result, enabled=not no_llm,
-                          options={"model": model, "base_url": base_url, **llm_extra})
-    result.llm, result.llm_reason = llm, reason
-    text = render_comparison(validate_comparison(result), fmt, templates_dir=templates_dir)
+    request = pipeline.CompareRequest(noise_floor_pct=noise_floor, max_phases=max_phases, rules=not no_rules,
+                                      llm_enabled=not no_llm,
+                                      llm_options={"model": model, "base_url": base_url, **llm_extra})
+    text = pipeline.render_comparison(pipeline.compare(before, after, request), fmt, templates_dir=templates_dir)
     if out.path is None:
         click.echo(text, nl=not text.endswith("\n"))
         return

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit.phased import MS, phased, write
 
 from engine.cli import main
 from engine.compare import compare
 from engine.compare.diff import significant
 from engine.metrics.model import ProfileSummary
 from engine.metrics.summarize import summarize
-from engine.phases.synth import MS, phased, write
 from engine.rules.hypothesis import Hypothesis
 
 A = {"gemm_tn_kernel": 1.0}

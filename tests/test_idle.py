@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from conftest import SHARED_PROFILES
+from conftest import needs_real_profile, real_nsys_profile
 
 from engine.metrics.idle import idle_ns, run_idle_ns
 from engine.metrics.summarize import summarize
@@ -18,10 +17,10 @@ def test_idle_by_hand() -> None:
     assert idle_ns(0, 0, devices=0) == 0
 
 
-CLOVER = SHARED_PROFILES / "nsys" / "nsys2024.5_cloverleaf_a100.sqlite"
+CLOVER = real_nsys_profile("nsys2024.5_cloverleaf_a100.sqlite")
 
 
-@pytest.mark.skipif(not CLOVER.is_file(), reason="../shared/profiles/nsys/nsys2024.5_cloverleaf_a100.sqlite absent")
+@needs_real_profile(CLOVER)
 def test_every_idle_figure_of_a_summary_follows_the_definition() -> None:
     s = summarize(Path(CLOVER))
     # whole span, devices with activity: start-up and tear-down included

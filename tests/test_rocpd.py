@@ -16,14 +16,8 @@ from pathlib import Path
 
 import pytest
 from rocpd_ddl import needs_rocpd_ddl, rocpd_flavours  # tests/ is on sys.path
-
-from engine.metrics.summarize import summarize
-from engine.profile.detect import detect
-from engine.profile.open import open_readonly
-from engine.profile.queryset import resolve
-from engine.profile.relations import Relations
-from engine.synth.rocpd_writer import Allocation, ddl_dir, render_ddl, write_rocpd, write_rocpd_bulk
-from engine.synth.scenario import (
+from testkit.rocpd_writer import Allocation, ddl_dir, render_ddl, write_rocpd, write_rocpd_bulk
+from testkit.scenario import (
     ApiCall,
     Copy,
     Device,
@@ -35,6 +29,12 @@ from engine.synth.scenario import (
     Process,
     Scenario,
 )
+
+from engine.metrics.summarize import summarize
+from engine.profile.detect import detect
+from engine.profile.open import open_readonly
+from engine.profile.queryset import resolve
+from engine.profile.relations import Relations
 
 pytestmark = needs_rocpd_ddl
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
+from testkit.rocpd_writer import ddl_dir, render_ddl
 
 from engine.paths import data_dir
 from engine.profile.canonical import RELATIONS
 from engine.profile.queryset import QueryFile, QuerySet, resolve
 from engine.profile.relations import Relations
-from engine.synth.rocpd_writer import ddl_dir, render_ddl
 
 pytestmark = needs_rocpd_ddl
 

@@ -17,6 +17,9 @@ import pytest
 from click.testing import CliRunner
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 from test_rocpd import MIB, RCCL_KERNEL, allocations_of, make_scenario
+from testkit.rocpd_writer import ddl_dir, render_ddl, write_rocpd
+from testkit.scenario import Scenario
+from testkit.scenarios import ALL_SCENARIOS
 
 from engine.cli import main as cli
 from engine.metrics.model import ProfileSummary
@@ -25,9 +28,6 @@ from engine.profile.detect import detect
 from engine.profile.open import open_readonly
 from engine.profile.queryset import resolve
 from engine.profile.relations import Relations
-from engine.synth.rocpd_writer import ddl_dir, render_ddl, write_rocpd
-from engine.synth.scenario import Scenario
-from engine.synth.scenarios import ALL_SCENARIOS
 
 pytestmark = needs_rocpd_ddl
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import SHARED_PROFILES
+from conftest import needs_real_profile, real_nsys_profile
 
 from engine.errors import UserError
 from engine.metrics import intervals as iv
@@ -76,10 +76,10 @@ def test_site_override_moves_a_gap_from_host_work_to_the_sync_round_trip(tmp_pat
     assert [GAP_CAUSES[int(c)] for c in exact.owner] == ["cpu_stall"]
 
 
-CUDF = SHARED_PROFILES / "nsys" / "nsys_legacy_cudf_2proc.sqlite"
+CUDF = real_nsys_profile("nsys_legacy_cudf_2proc.sqlite")
 
 
-@pytest.mark.skipif(not CUDF.is_file(), reason="../shared/profiles/nsys/nsys_legacy_cudf_2proc.sqlite not present")
+@needs_real_profile(CUDF)
 def test_site_override_moves_the_warmup_call_on_a_real_profile(tmp_path: Path) -> None:
     before = summarize(CUDF).phases
     assert before is not None and len(before) >= 2 and before[0].marker is None

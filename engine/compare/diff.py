@@ -23,7 +23,7 @@ from engine.compare.model import (
 from engine.compare.narrative import narrate
 from engine.metrics.idle import run_idle_ns
 from engine.metrics.model import ProfileSummary
-from engine.phases.model import PhaseSummary
+from engine.metrics.phases.model import PhaseSummary
 from engine.rules.hypothesis import Hypothesis
 
 DEFAULT_NOISE_FLOOR_PCT = 2.0

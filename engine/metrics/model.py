@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.phases.model import PhaseSummary
+from engine.metrics.phases.model import PhaseSummary
 
 SUMMARY_SCHEMA_VERSION = "1.2"
 

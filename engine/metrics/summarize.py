@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from engine import __version__
 from engine.metrics import host as host_metrics
 from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops, device_activity, stream_stats
@@ -40,14 +39,15 @@ from engine.metrics.model import (
     SkippedItem,
     SyncSummary,
 )
+from engine.metrics.phases.detect import DEFAULT_MAX_PHASES, detect_phases
+from engine.metrics.phases.model import PhaseSummary
 from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from engine.metrics.transfers import COPY_CODES, copy_stats, memset_stats, round_trips
-from engine.phases.detect import DEFAULT_MAX_PHASES, detect_phases
-from engine.phases.model import PhaseSummary
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly, sha256_of
 from engine.profile.queryset import QuerySet, resolve
 from engine.profile.relations import VALID, Relations
+from engine.version import __version__
 
 GPU_RELATIONS = ("kernels", "copies", "memsets")
 # Above this many GPU-relevant API calls, phase detection runs after the other metrics instead of

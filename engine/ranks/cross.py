@@ -33,8 +33,8 @@ import numpy as np
 
 from engine.errors import UserError
 from engine.metrics.idle import run_idle_ns
+from engine.metrics.phases.model import PhaseSummary
 from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from engine.phases.model import PhaseSummary
 from engine.ranks.model import (
     CollectiveSkew,
     CrossRank,

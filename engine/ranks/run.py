@@ -17,9 +17,9 @@ import numpy as np
 from engine.errors import UserError
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from engine.metrics.model import ProfileSummary
+from engine.metrics.phases.detect import DEFAULT_MAX_PHASES
 from engine.metrics.summarize import summarize
 from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from engine.phases.detect import DEFAULT_MAX_PHASES
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly
 from engine.profile.queryset import resolve

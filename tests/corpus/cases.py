@@ -19,9 +19,9 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.rocpd_writer import write_rocpd
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
+from testkit.rocpd_writer import write_rocpd
 
 Builder = Callable[[Path], None]
 
@@ -160,7 +160,7 @@ def sidecar_file(suffix: str, data: bytes) -> Builder:
 
 def host_to_host_rocpd(d: Path) -> None:
     """A rocpd file with a host-to-host copy: its device is NULL (no GPU involved), not a GPU "-1"."""
-    from engine.synth.scenario import Copy, Device, Kernel, Process, Scenario
+    from testkit.scenario import Copy, Device, Kernel, Process, Scenario
 
     scen = Scenario(name="h2h", description="one host-to-host copy", devices=[Device(id=0)],
                     processes=[Process(pid=100, name="app", threads={100: "main"})],

@@ -7,7 +7,7 @@
    the runs cover at least thresholds.marker_coverage_min of the span and there are 2 … max_phases of them, each
    run is a phase, extended back to the end of the previous one (the first to the span start, the
    last to the span end) so the phases tile the span.
-2. Otherwise the kernel-mix segmentation of `engine.phases.segment` over the span.
+2. Otherwise the kernel-mix segmentation of `engine.metrics.phases.segment` over the span.
 
 Every phase's metrics clip events to the phase (an event straddling a boundary counts in both, for
 the part inside each), so phase totals add up to the profile's. The first of several phases is
@@ -29,15 +29,15 @@ from engine.metrics import intervals as iv
 from engine.metrics.host import scan_markers
 from engine.metrics.idle import idle_ns
 from engine.metrics.kernels import kernel_names
-from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from engine.phases.model import PhaseKernel, PhaseSummary
-from engine.phases.segment import (
+from engine.metrics.phases.model import PhaseKernel, PhaseSummary
+from engine.metrics.phases.segment import (
     DEFAULT_WINDOWS,
     TOP_COMPONENTS,
     clipped_time,
     optimal_segmentation,
     window_mix,
 )
+from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from engine.profile.relations import VALID, Relations
 
 DEFAULT_MAX_PHASES = 8
@@ -109,7 +109,7 @@ def marker_cut(runs_by_thread: list[list[tuple[str, int, int]]], span_start: int
 
 def mix_cut(k: dict[str, np.ndarray], span_start: int, span_end: int, max_phases: int,
             windows: int, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Cut:
-    """Phases from the kernel-mix segmentation of [span_start, span_end) (engine.phases.segment)."""
+    """Phases from the kernel-mix segmentation of [span_start, span_end) (engine.metrics.phases.segment)."""
     n = max(1, min(windows, len(k["start"]) // thresholds.phase_min_kernels_per_window, span_end - span_start))
     if max_phases <= 1 or n < 2:
         return Cut([span_start, span_end], "single", [None])
