@@ -33,6 +33,11 @@ fmt_bytes = formatting.data_size
 fmt_pct = formatting.percent
 
 
+def _of_peak(pct: float | None) -> str:
+    """Share of the link peak; above 100 % it is a measurement problem, not a number to read."""
+    return "above peak (measurement?)" if pct is not None and pct > 100.0 else fmt_pct(pct)
+
+
 def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
     """Print the summary as a sequence of tables."""
     c = console or Console()
@@ -92,7 +97,7 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
         for cs in s.copies.by_kind:
             bw = formatting.bandwidth(cs.effective_bandwidth_bps)
             t.add_row(_t(cs.direction), _t(cs.src_kind), _t(cs.dst_kind), str(cs.count), fmt_bytes(cs.bytes),
-                      fmt_ns(cs.total_ns), bw, fmt_pct(cs.bandwidth_pct_of_peak))
+                      fmt_ns(cs.total_ns), bw, _of_peak(cs.bandwidth_pct_of_peak))
         c.print(t)
     if s.sync:
         c.print(f"CPU blocked in sync: {fmt_ns(s.sync.cpu_blocked_ns)} ({fmt_pct(s.sync.cpu_blocked_pct_of_span)} "

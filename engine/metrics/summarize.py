@@ -326,6 +326,14 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             skipped.append(SkippedItem(what="copies.pageable_share",
                                        reason="the profile does not record whether host memory was "
                                               "pageable or pinned"))
+        for c in by_kind:
+            if c.bandwidth_pct_of_peak is not None and c.bandwidth_pct_of_peak > 100.0:
+                # Copies cannot beat the link: overlapping copies summed as if serial, a wrong assumed
+                # link, or bad timestamps. Said once here; the rules never read it as a share of peak.
+                warnings.append(f"{c.direction} copies ({c.src_kind} → {c.dst_kind}) reach "
+                                f"{(c.effective_bandwidth_bps or 0) / 1e9:.1f} GB/s, above the assumed peak of "
+                                f"{(c.peak_bandwidth_bps or 0) / 1e9:.1f} GB/s ({c.peak_basis or 'assumed'}): "
+                                "a measurement problem (overlapping copies or a different link), not a rate")
         trips, trip_count, trip_ns, trip_saving = round_trips(ex, ex_dur)
         copies_summary = CopySummary(
             count=int(explicit.sum()), bytes=sum(t.bytes for t in by_dir), total_ns=int(ex_dur.sum()),
@@ -336,6 +344,8 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             migrations=migration_summary(copies, cx, {d: a.kernels for d, a in acts.items()}, hw_by_dev))
 
     mpi_summary = host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None
+    if mpi_summary is not None and max(mpi_summary.process_count, len(mpi_summary.ranks)) >= 2:
+        warnings.append(several_ranks_note(mpi_summary.process_count, mpi_summary.ranks))
     summary = ProfileSummary(
         pa_version=__version__,
         profile=ProfileInfo(
@@ -421,6 +431,15 @@ def _sync_with_blocking_copies(sync: SyncSummary, api: host_metrics.ApiCalls, ro
     return sync.model_copy(update={
         "blocking_copy_calls": calls, "blocking_copy_ns": ns,
         "blocking_copy_pct_of_span": (100.0 * ns / (span * sync.process_count)) if span else None})
+
+
+def several_ranks_note(processes: int, ranks: list[int]) -> str:
+    """Why one export holding several MPI processes gets no cross-rank facts, and what to do instead."""
+    which = f" (ranks {', '.join(map(str, ranks[:8]))}{', ...' if len(ranks) > 8 else ''})" if ranks else ""
+    return (f"this export holds {max(processes, len(ranks))} MPI processes{which} of one job in one file: "
+            "the cross-rank facts (straggler, imbalance, collective wait) are computed from one export per "
+            "rank, so they are not computed here and the MPI totals are summed over the processes; export "
+            "one file per rank (nsys profile -o report.%q{OMPI_COMM_WORLD_RANK}) and run `pa analyze DIR`")
 
 
 def _window(gpu: GpuTotals, span_start: int | None) -> tuple[int, int] | None:

@@ -142,6 +142,10 @@ def _missing_reason(ctx: _Ctx, path: str) -> str:
     """Say why `path` is null, quoting the summary's own skipped reason where one matches."""
     parts = path.split(".")
     if parts[0] == "cross_rank" and "cross_rank" not in ctx.roots:
+        mpi = ctx.roots["summary"].get("mpi") or {}
+        if max(mpi.get("process_count") or 1, len(mpi.get("ranks") or [])) >= 2:
+            return (f"{path} is not available (this export holds several MPI processes in one file; "
+                    "cross-rank facts need one export per rank: pa analyze DIR)")
         return (f"{path} is not available (cross-rank facts need the profiles of several ranks analysed "
                 f"together: pa analyze DIR or several files)")
     hint = parts[1] if parts[0] == "summary" and len(parts) > 1 else parts[0]

@@ -22,6 +22,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import types
 import typing
 from collections.abc import Sequence
@@ -67,6 +68,7 @@ class PackRef:
     sha256: str
     order: int
     builtin: bool
+    version: str | None = None  # the pack's own revision label (`version:`), as written
 
 
 @dataclass
@@ -258,6 +260,15 @@ def _read_builtin_pack(path: Path, display: str, stamp: tuple[int, int]) -> dict
     return read_pack(path, display)
 
 
+def _version_ok(v: Any) -> bool:
+    """A pack's `version:` as the schema allows it: an integer ≥ 1 or a short label such as "1.0"."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return v >= 1
+    return isinstance(v, str) and re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z._+-]{0,39}", v) is not None
+
+
 def read_pack(path: Path, display: str) -> dict[str, Any]:
     """Parse and schema-validate one pack file; errors name the file, the rule id and the field."""
     try:
@@ -271,6 +282,15 @@ def read_pack(path: Path, display: str) -> dict[str, Any]:
     if bad:
         raise UserError(f"{display}: field {bad}: NaN or infinite numbers are not allowed (a NaN threshold "
                         "compares false with everything and would silently disable rules)")
+    version = data.get("version")
+    if isinstance(version, float):
+        # YAML reads an unquoted 1.0 as a float; accepting it would turn 1.10 into "1.1".
+        raise UserError(f"{display}: field version: {version!r} is read by YAML as a decimal number; write an "
+                        f"integer (version: 1) or quote the label (version: \"{version}\")")
+    if version is not None and not _version_ok(version):
+        raise UserError(f"{display}: field version: {str(version)[:40]!r} is not a pack version; expected an "
+                        "integer of at least 1 (version: 1) or a short quoted label of letters, digits and "
+                        "._+- (version: \"1.0\")")
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
@@ -518,7 +538,8 @@ def load_ruleset(site_packs: Sequence[Path] = (), keep_paths: bool = False) -> R
         _apply_pack(rs, data, display, builtin)
         rs.packs.append(PackRef(name=data["pack"], path=display,
                                 sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                                order=order, builtin=builtin))
+                                order=order, builtin=builtin,
+                                version=None if data.get("version") is None else str(data["version"])))
     _order_metrics(rs)
     _check_refs(rs)
     _check_cost(rs)
