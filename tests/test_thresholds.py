@@ -94,3 +94,16 @@ def test_site_override_moves_the_warmup_call_on_a_real_profile(tmp_path: Path) -
     after = summarize(CUDF, thresholds=site).phases
     assert after is not None and not after[0].warmup
     assert [p.label for p in after] == [p.label for p in before]   # nothing else moved
+
+
+def test_validate_does_not_call_a_threshold_override_useless(tmp_path: Path) -> None:
+    # no rule expression names host_work_min_ns (the summary reads it), yet overriding it has effect
+    from click.testing import CliRunner
+
+    from engine.cli import main
+
+    rs = load_ruleset()
+    assert not any("host_work_min_ns" in r.when.names for r in rs.rules.values())
+    r = CliRunner().invoke(main, ["rules", "validate", str(_site(tmp_path, host_work_min_ns=2 * MS))])
+    assert r.exit_code == 0, r.output
+    assert "0 warning(s)" in r.output and "no effect" not in r.output
