@@ -107,3 +107,27 @@ def test_validate_does_not_call_a_threshold_override_useless(tmp_path: Path) -> 
     r = CliRunner().invoke(main, ["rules", "validate", str(_site(tmp_path, host_work_min_ns=2 * MS))])
     assert r.exit_code == 0, r.output
     assert "0 warning(s)" in r.output and "no effect" not in r.output
+
+
+@pytest.mark.parametrize(("name", "value", "says"), [
+    ("phase_min_kernels_per_window", 0, "between 1 and inf"),     # would divide by zero
+    ("phase_min_kernels_per_window", 2.5, "whole number"),
+    ("marker_coverage_min", 1.5, "between 0 and 1"),
+    ("host_work_min_ns", -1, "between 0 and inf"),
+    ("imbalance_side_min", True, "finite number"),
+    ("warmup_util_ratio", float("nan"), "finite number"),
+])
+def test_a_threshold_out_of_range_is_the_site_packs_error(tmp_path: Path, name: str, value: object,
+                                                          says: str) -> None:
+    site = tmp_path / "site.yaml"
+    site.write_text(f"pack: site\ndescription: test site\noverride_params:\n  {name}: "
+                    f"{'.nan' if value != value else str(value).lower()}\n")
+    with pytest.raises(UserError, match=f"site.yaml: field override_params.{name}: .*{says}"):
+        load_ruleset(site_packs=(site,))
+
+
+def test_every_threshold_has_a_range() -> None:
+    from engine.metrics.thresholds import _RANGES, problem
+
+    assert set(_RANGES) == {f.name for f in dataclasses.fields(Thresholds)}
+    assert all(problem(f.name, getattr(DEFAULT_THRESHOLDS, f.name)) is None for f in dataclasses.fields(Thresholds))

@@ -17,6 +17,7 @@ when the two drift apart or when a field has no param.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -62,14 +63,47 @@ class Thresholds:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> Thresholds:
-        """The thresholds named in `params` (name -> value), the defaults for the others."""
-        given = {f.name: params[f.name] for f in dataclasses.fields(cls) if f.name in params}
+        """The thresholds named in `params` (name -> value), the defaults for the others.
+
+        Raises ValueError naming the param when a value is out of its range (`problem`).
+        """
+        given: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
-            if f.name in given and f.type == "int":
-                given[f.name] = int(given[f.name])
-            elif f.name in given:
-                given[f.name] = float(given[f.name])
+            if f.name not in params:
+                continue
+            error = problem(f.name, params[f.name])
+            if error:
+                raise ValueError(f"{f.name}: {error}")
+            given[f.name] = int(params[f.name]) if f.type == "int" else float(params[f.name])
         return cls(**given)
 
 
+# The range of each threshold: (lowest, highest, whole number?). Outside it the analysis would divide
+# by zero or ask for a share above the whole (a phase covering 150 % of the span).
+_RANGES: dict[str, tuple[float, float, bool]] = {
+    "marker_coverage_min": (0.0, 1.0, False),
+    "phase_idle_busy_max": (0.0, 1.0, False),
+    "warmup_util_ratio": (0.0, math.inf, False),
+    "phase_min_kernels_per_window": (1, math.inf, True),
+    "host_work_min_ns": (0, math.inf, True),
+    "imbalance_side_min": (0.0, math.inf, False),
+    "phase_order_tolerance": (0.0, math.inf, False),
+    "measured_pinned_min_bytes": (1, math.inf, True),
+    "latency_copy_max_bytes": (0, math.inf, True),
+}
+
+
+def problem(name: str, value: Any) -> str | None:
+    """Why `value` cannot be threshold `name`, or None when it can."""
+    lo, hi, whole = _RANGES[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return f"must be a finite number, got {value!r}"
+    if whole and value != int(value):
+        return f"must be a whole number, got {value!r}"
+    if not lo <= value <= hi:
+        return f"must be between {lo:g} and {hi:g}, got {value!r}"
+    return None
+
+
 DEFAULT_THRESHOLDS = Thresholds()
+THRESHOLD_NAMES = frozenset(f.name for f in dataclasses.fields(Thresholds))
