@@ -140,7 +140,8 @@ def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: 
     rs = load_ruleset(site_packs)
     if rule_id not in rs.rules:
         raise UserError(f"unknown rule {rule_id!r}; known: {', '.join(sorted(rs.rules))}")
-    result = evaluate(summarize(profile), rs)
+    # the summary as pa analyze computes it with these packs (marker names, analysis thresholds)
+    result = evaluate(summarize(profile, marker_naming=rs.marker_naming, thresholds=rs.thresholds), rs)
     outcome = next(o for o in result.outcomes if o.rule_id == rule_id)
     rule = rs.rules[rule_id]
     hyp = next((h for h in result.hypotheses if h.rule_id == rule_id), None)

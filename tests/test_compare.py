@@ -114,7 +114,7 @@ def test_hypothesis_changes(pair: tuple) -> None:
     lines = render_text(compare(b, a, before_hypotheses=[_hyp("gone", 10), _hyp("same", 5)],
                                 after_hypotheses=[_hyp("same", 5), spec])).splitlines()
     # one finding per line, each said plainly
-    assert any(ln.strip().startswith("disappeared  gone: gone (gone in AFTER; was 10.0% of the run)") for ln in lines)
+    assert any(ln.strip().startswith("disappeared  gone: gone (gone in AFTER; was 10.0 % of the run)") for ln in lines)
     assert any(ln.strip().startswith("appeared     spec: spec (appeared in AFTER)") for ln in lines)
     assert any(ln.strip().startswith("unchanged    same: same") for ln in lines)
 

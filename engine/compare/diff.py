@@ -23,16 +23,13 @@ from engine.compare.model import (
     PhaseComparison,
 )
 from engine.compare.narrative import narrate
+from engine.metrics.idle import run_idle_ns
 from engine.metrics.model import ProfileSummary
 from engine.metrics.phases.model import PhaseSummary
 from engine.rules.hypothesis import Hypothesis
 
 DEFAULT_NOISE_FLOOR_PCT = 2.0
 KEY_MIN_SPAN_FRACTION = 0.001
-
-
-def _idle(s: ProfileSummary) -> int:
-    return max(0, s.span_ns * max(s.gpu.device_count, 1) - s.gpu.busy_ns)
 
 
 def overview(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[Change]:
@@ -45,7 +42,7 @@ def overview(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[Change]
     return [
         change("span", "ns", b.span_ns, a.span_ns, floor),
         change("gpu busy", "ns", b.gpu.busy_ns, a.gpu.busy_ns, floor),
-        change("gpu idle", "ns", _idle(b), _idle(a), floor),
+        change("gpu idle", "ns", run_idle_ns(b), run_idle_ns(a), floor),
         change("utilization", "pct", b.gpu.utilization_pct, a.gpu.utilization_pct, floor),
         change("kernel time", "ns", b.gpu.kernel_time_ns, a.gpu.kernel_time_ns, floor),
         change("kernel count", "count", b.gpu.kernel_count, a.gpu.kernel_count, floor),

@@ -23,7 +23,7 @@ class QueryFileRef(_Model):
     """A query file that produced one relation, for provenance."""
 
     relation: str
-    path: str = Field(description="path under queries/, e.g. nsys/legacy/kernels.sql")
+    path: str = Field(description="path under queries/, e.g. nsys/base/kernels.sql")
     sha256: str
 
 

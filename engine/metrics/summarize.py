@@ -21,6 +21,7 @@ from engine.metrics.activity import Ops, device_activity, stream_stats
 from engine.metrics.communication import communication_name_ids, device_communication
 from engine.metrics.degraded import rocpd_capture_checks
 from engine.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
+from engine.metrics.hardware import host_link, spec_memory_bandwidth
 from engine.metrics.host_work import compile_ranges, device_reads, host_work
 from engine.metrics.kernels import kernel_names, kernel_stats, launch_configs
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
@@ -40,7 +41,8 @@ from engine.metrics.model import (
 )
 from engine.metrics.phases.detect import DEFAULT_MAX_PHASES, detect_phases
 from engine.metrics.phases.model import PhaseSummary
-from engine.metrics.transfers import COPY_CODES, copy_stats, host_link, memset_stats, round_trips
+from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from engine.metrics.transfers import COPY_CODES, copy_stats, memset_stats, round_trips
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly, sha256_of
 from engine.profile.queryset import QuerySet, resolve
@@ -60,8 +62,13 @@ CAPTURED_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "mar
 
 
 def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES,
-              marker_naming: MarkerNaming = DEFAULT_NAMING) -> ProfileSummary:
-    """Open `path` read-only and compute its ProfileSummary (marker names normalised by `marker_naming`)."""
+              marker_naming: MarkerNaming = DEFAULT_NAMING,
+              thresholds: Thresholds = DEFAULT_THRESHOLDS) -> ProfileSummary:
+    """Open `path` read-only and compute its ProfileSummary.
+
+    Marker names are normalised by `marker_naming`; phases, gaps and copies are classified with the
+    site-tunable `thresholds` (RuleSet.thresholds under `pa analyze`, the defaults under `pa summary`).
+    """
     path = Path(path)
     conn = open_readonly(path)
     try:
@@ -69,7 +76,7 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
         qs = resolve(fmt.format, fmt.schema_version)
         rel = Relations.bind(conn, qs)
         return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
-                          keep_paths, max_phases, marker_naming)
+                          keep_paths, max_phases, marker_naming, thresholds)
     finally:
         conn.close()
 
@@ -95,11 +102,12 @@ def _kernel_side(path: Path, query_set: QuerySet, warnings: list[str]
 def _phases(path: Path, query_set: QuerySet, span_start: int, span_end: int, max_phases: int,
             kernels: dict[str, np.ndarray], names: dict[int, tuple[str, str | None]],
             prefetched: dict[str, dict[str, np.ndarray]],
-            marker_runs: list[list[tuple[str, int, int]]]) -> list[PhaseSummary] | None:
+            marker_runs: list[list[tuple[str, int, int]]], thresholds: Thresholds) -> list[PhaseSummary] | None:
     """Phase detection (run in the worker thread, or in this one on very large captures)."""
     with _own_relations(path, query_set) as rel:
         return detect_phases(rel, span_start, span_end, max_phases,
-                             kernels=kernels, names=names, prefetched=prefetched, marker_runs=marker_runs)
+                             kernels=kernels, names=names, prefetched=prefetched, marker_runs=marker_runs,
+                             thresholds=thresholds)
 
 
 def _ops(rel: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
@@ -152,6 +160,8 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]
         return out
     for row in rel.rows("SELECT * FROM pa_devices"):
         r: dict[str, Any] = dict(row)
+        if r.get("memory_bandwidth_bps") is None:   # rocpd records none: the product's spec sheet
+            r["memory_bandwidth_bps"] = spec_memory_bandwidth(r.get("name"))
         link, link_bw = host_link(r.get("name"), r.get("compute_capability"))
         hw = HardwareLimits(**{k: r.get(k) for k in HardwareLimits.model_fields
                                if k in r}, host_link=link, host_link_bandwidth_bps=link_bw)
@@ -161,7 +171,8 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]
 
 def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version: str,
                product_version: str | None, keep_paths: bool,
-               max_phases: int = DEFAULT_MAX_PHASES, marker_naming: MarkerNaming = DEFAULT_NAMING) -> ProfileSummary:
+               max_phases: int = DEFAULT_MAX_PHASES, marker_naming: MarkerNaming = DEFAULT_NAMING,
+               thresholds: Thresholds = DEFAULT_THRESHOLDS) -> ProfileSummary:
     # One worker thread beside this one, with connections of its own: it scans the kernel table
     # and reads the kernel names while this thread reads every other relation, then detects phases
     # and computes the stream statistics while this thread computes the per-device, per-kernel and
@@ -169,22 +180,26 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     # the GIL, so the two halves overlap on two cores.
     with ThreadPoolExecutor(max_workers=1) as pool:
         return _summarize_in(pool, rel, path, fmt, vendor, schema_version, product_version, keep_paths,
-                             max_phases, marker_naming)
+                             max_phases, marker_naming, thresholds)
 
 
 # Canonical relations the summary does not read: they exist for the LLM's SQL workspace (and for
 # site query files). Keep in step with the readers below.
 WORKSPACE_ONLY_RELATIONS = frozenset({"allocations"})
+# Relations only some formats' query sets provide (rocpd's call arguments): a format with no file
+# for one has nothing to lose, so its absence there is not reported as skipped.
+FORMAT_ONLY_RELATIONS = frozenset({"memcpy_requests"})
 
 
 def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str, vendor: str,
                   schema_version: str, product_version: str | None, keep_paths: bool,
-                  max_phases: int, marker_naming: MarkerNaming) -> ProfileSummary:
+                  max_phases: int, marker_naming: MarkerNaming, thresholds: Thresholds) -> ProfileSummary:
     warnings: list[str] = list(rel.query_set.warnings)
     # A relation no metric reads (only the SQL workspace does) is not "not analysed" when its
     # format has no query for it; a query that exists but cannot run is still reported.
     skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped
-               if not (s.what in WORKSPACE_ONLY_RELATIONS and rel.query_set.files.get(s.what) is None)]
+               if not (s.what in WORKSPACE_ONLY_RELATIONS | FORMAT_ONLY_RELATIONS
+                       and rel.query_set.files.get(s.what) is None)]
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
     kernel_warnings: list[str] = []
@@ -224,7 +239,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
                         "device": kernels.device},
                        {i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
                        _prefetched_for_phases(rel, copies, cx, memsets, api),
-                       marker_scan.top_level_runs() if marker_scan is not None else [])
+                       marker_scan.top_level_runs() if marker_scan is not None else [], thresholds)
 
     has_span = span_start is not None and span_end is not None
     # Overlapping phase detection with the metrics below holds both working sets at once: on
@@ -277,7 +292,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
             first_activity_ns=int(act.busy[0][0]), last_activity_ns=int(act.busy[1][-1]), hardware=hw))
         if span_start is not None and span_end is not None:
             host = host_metrics.host_sets(api, all_pids_by_device.get(dev_id, set()), mpi_iv, overhead_iv, jit_iv)
-            table = classify_gaps(dev_id, act.busy, host)
+            table = classify_gaps(dev_id, act.busy, host, thresholds.host_work_min_ns)
             gap_tables.append(table)
             dg = device_gaps(act.busy, table, int(span_start), int(span_end))
             if host is not None:
@@ -301,7 +316,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         explicit = cx["migration_code"] < 0
         ex = {k: v[explicit] for k, v in cx.items()}
         ex_dur = copies.duration[explicit]
-        by_kind, by_dir = copy_stats(ex, ex_dur, copies.device[explicit], hw_by_dev)
+        by_kind, by_dir = copy_stats(ex, ex_dur, copies.device[explicit], hw_by_dev, thresholds)
         pageable = sum(t.pageable_bytes for t in by_dir)
         # Share over host-side copies whose host memory kind is known: rocpd records no
         # pageable/pinned distinction, and "unknown" must not read as "0 % pageable".

@@ -39,6 +39,8 @@ from engine.errors import UserError
 from engine.inputs import read_text_file
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from engine.metrics.model import ProfileSummary
+from engine.metrics.thresholds import THRESHOLD_NAMES, Thresholds
+from engine.metrics.thresholds import problem as threshold_problem
 from engine.paths import data_dir
 from engine.rules.expr import Expr, ExprError, compile_expr
 from engine.rules.templates import check_template
@@ -151,6 +153,11 @@ class RuleSet:
     vendors: dict[str, dict[str, str]]
     packs: list[PackRef]
     marker_naming: MarkerNaming = DEFAULT_NAMING
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """The summary's tunable thresholds (rules/thresholds.yaml params, after every override)."""
+        return Thresholds.from_params({name: p.value for name, p in self.params.items()})
 
 
 @lru_cache(maxsize=1)
@@ -537,7 +544,19 @@ def load_ruleset(site_packs: Sequence[Path] = (), keep_paths: bool = False) -> R
     _order_metrics(rs)
     _check_refs(rs)
     _check_cost(rs)
+    _check_thresholds(rs)
     return rs
+
+
+def _check_thresholds(rs: RuleSet) -> None:
+    """An analysis threshold out of its range is the overriding pack's error, before any analysis."""
+    for name in rs.params:
+        if name in THRESHOLD_NAMES:
+            p = rs.params[name]
+            error = threshold_problem(name, p.value)
+            if error:
+                raise _err(p.overridden_by or p.pack, None, f"override_params.{name}" if p.overridden_by
+                           else f"params.{name}", error)
 
 
 def _check_cost(rs: RuleSet) -> None:
