@@ -1,4 +1,9 @@
-"""`pa compare BEFORE AFTER`: a structural diff of two captures (profiles or `pa summary --json` files)."""
+"""`pa compare BEFORE AFTER`: a structural diff of two captures (profiles or `pa summary --json` files).
+
+Exit codes (for CI jobs that gate on a comparison): 0 the comparison was written and the verdict
+does not match --fail-on; 1 it was written and the verdict matches --fail-on (regression,
+improvement, or change: either of the two); 2 bad input; 3 a bug in pa.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,9 @@ import click
 
 from engine.errors import one_line_errors
 from engine.llm.cli_options import COMPARE_OPTIONS, llm_cli_options_for
+
+FAIL_ON = {"regression": {"regression"}, "improvement": {"improvement"}, "change": {"regression", "improvement"}}
+FAIL_EXIT_CODE = 1
 
 
 @click.command()
@@ -30,15 +38,22 @@ from engine.llm.cli_options import COMPARE_OPTIONS, llm_cli_options_for
 @llm_cli_options_for(*COMPARE_OPTIONS)
 @click.option("--templates", "templates_dir", type=click.Path(path_type=Path), default=None,
               help="Directory of site templates (compare.txt.j2, compare.md.j2, compare.html.j2).")
+@click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default=None,
+              help="Exit 1 (after writing the comparison) when the verdict is a regression, an improvement, "
+                   "or either (change); 0 otherwise. For CI gates.")
 @one_line_errors
 def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_json: bool, noise_floor: float,
             max_phases: int, no_rules: bool, no_llm: bool, model: str | None, base_url: str | None,
-            llm_extra: dict[str, Any], templates_dir: Path | None) -> None:
+            llm_extra: dict[str, Any], templates_dir: Path | None, fail_on: str | None) -> None:
     """Compare BEFORE with AFTER: what got faster or slower, and which findings went away.
 
     Output is validated against schemas/compare.schema.json before it is rendered. With an LLM
     configured (as for `pa analyze`), one validated call explains the differences from the
     comparison's numbers only; numbers it cites that the comparison lacks are flagged.
+
+    The verdict (regression, improvement or within noise) rests on the median time per iteration
+    when both captures mark the same iteration range with NVTX/rocTX, else on the span. Exit codes:
+    0, or 1 when the verdict matches --fail-on; 2 bad input; 3 a bug in pa.
     """
     from engine import pipeline
     from engine.cli_analyze import choose_format
@@ -53,9 +68,13 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
     request = pipeline.CompareRequest(noise_floor_pct=noise_floor, max_phases=max_phases, rules=not no_rules,
                                       llm_enabled=not no_llm,
                                       llm_options={"model": model, "base_url": base_url, **llm_extra})
-    text = pipeline.render_comparison(pipeline.compare(before, after, request), fmt, templates_dir=templates_dir)
+    doc = pipeline.compare(before, after, request)
+    text = pipeline.render_comparison(doc, fmt, templates_dir=templates_dir)
     if out.path is None:
         click.echo(text, nl=not text.endswith("\n"))
-        return
-    write_output(out, text)
-    click.echo(f"wrote {out.path.name} ({fmt})", err=True)
+    else:
+        write_output(out, text)
+        click.echo(f"wrote {out.path.name} ({fmt})", err=True)
+    if fail_on is not None and doc["verdict"] in FAIL_ON[fail_on]:
+        click.echo(f"pa: verdict {doc['verdict']} matches --fail-on {fail_on}: exit {FAIL_EXIT_CODE}", err=True)
+        raise SystemExit(FAIL_EXIT_CODE)

@@ -105,11 +105,14 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
                   progress: Progress | None = None) -> RunSummaries:
     """Stage 1: summarise each file; several files are the ranks of one run, with cross-rank facts.
 
-    The rule set matters here because a pack may say how marker names are normalised.
+    The rule set matters here because a pack may say how marker names are normalised and tune the
+    summary's analysis thresholds (rules/thresholds.yaml, `override_params`).
     """
     from engine.metrics.marker_names import DEFAULT_NAMING
+    from engine.metrics.thresholds import DEFAULT_THRESHOLDS
 
     naming = ruleset.marker_naming if ruleset is not None else DEFAULT_NAMING
+    thresholds = ruleset.thresholds if ruleset is not None else DEFAULT_THRESHOLDS
     paths = list(files)
     if not paths:
         raise UserError("no profile files given")
@@ -121,13 +124,13 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
         return RunSummaries(files=paths, primary=0,
                             summaries=[summarize(paths[0], keep_paths=options.keep_paths,
                                                  max_phases=options.max_phases, marker_naming=naming,
-                                                 query_dirs=options.query_dirs)])
+                                                 thresholds=thresholds, query_dirs=options.query_dirs)])
     from engine.ranks import cross_rank, summarize_ranks
 
     rs = summarize_ranks(paths, workers=options.workers, executor=options.executor, scheduler=options.scheduler,
                          max_phases=options.max_phases, keep_paths=options.keep_paths, progress=progress,
-                         marker_naming=naming, query_dirs=options.query_dirs)
-    cross = cross_rank(rs, primary_rank=options.primary_rank)
+                         marker_naming=naming, thresholds=thresholds, query_dirs=options.query_dirs)
+    cross = cross_rank(rs, primary_rank=options.primary_rank, thresholds=thresholds)
     numbers = [r.rank for r in rs.ranks]
     return RunSummaries(files=[r.path or Path(r.summary.profile.file_name) for r in rs.ranks],
                         summaries=[r.summary for r in rs.ranks], primary=numbers.index(cross.primary_rank),

@@ -18,7 +18,7 @@ from engine.errors import UserError
 from engine.paths import data_dir
 from engine.profile.queryset import resolve
 
-BUNDLED_KERNELS = data_dir("queries") / "nsys" / "legacy" / "kernels.sql"
+BUNDLED_KERNELS = data_dir("queries") / "nsys" / "base" / "kernels.sql"
 
 
 @pytest.fixture(scope="module")

@@ -214,7 +214,10 @@ def test_3_0_5_is_read_by_the_3_set_without_warning(tmp_path: Path, scenario: Sc
     qs = resolve("rocpd", fmt.schema_version)
     assert (fmt.schema_version, qs.name, qs.warnings) == ("3.0.5", "rocpd/3", [])
     s = summarize(path)
-    assert s.warnings == [] and s.profile.schema_version == "3.0.5"
+    # no version warning; the fixture's copies (MiBs in 1.9 µs) are faster than any link, which pa
+    # rightly says is a measurement problem
+    assert [w for w in s.warnings if "above the assumed peak" not in w] == []
+    assert s.profile.schema_version == "3.0.5"
     assert s.gpu.kernel_count == len(scenario.kernels)
 
 

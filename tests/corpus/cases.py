@@ -51,7 +51,7 @@ class Case:
     stderr_has: tuple[str, ...] = ()      # for exit 0 cases: warnings printed on stderr
     markdown_inert: bool = False          # stdout is Markdown whose untrusted labels must stay inert
     outputs: tuple[str, ...] = ()         # files the case may create in its directory
-    queries: Mapping[str, str] | None = None   # replaced bundled query files: "nsys/legacy/x.sql" -> text
+    queries: Mapping[str, str] | None = None   # replaced bundled query files: "nsys/base/x.sql" -> text
     template_seconds: float | None = None
     skip_as_root: bool = False            # permission cases mean nothing to root
     planted: tuple[str, ...] = ()         # hostile strings planted in the profile (for --redact tests)
@@ -657,12 +657,12 @@ def _rules_cases() -> list[Case]:
 def _query_cases() -> list[Case]:
     head = ("-- relation: kernels\n-- requires: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId), "
             "StringIds(id, value)\n")
-    good = (Path(__file__).resolve().parents[2] / "queries" / "nsys" / "legacy" / "kernels.sql").read_text()
+    good = (Path(__file__).resolve().parents[2] / "queries" / "nsys" / "base" / "kernels.sql").read_text()
     body = good.split("\nSELECT", 1)[1]
 
     def q(name: str, text: str | bytes, exit: int, error: str = "", **kw: object) -> Case:
         return Case(name=f"query_{name}", group="query", args=("summary", "{nsys}"), exit=exit, error=error,
-                    queries={"nsys/legacy/kernels.sql": text}, **kw)  # type: ignore[arg-type]
+                    queries={"nsys/base/kernels.sql": text}, **kw)  # type: ignore[arg-type]
 
     return [
         q("globals_escape", head + "{{ has_table.__globals__['__builtins__']['__import__']('os')"
