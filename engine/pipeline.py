@@ -221,18 +221,23 @@ class CompareRequest:
     rules: bool = True
     llm_enabled: bool = False
     llm_options: dict[str, Any] = field(default_factory=dict)
+    query_dirs: tuple[Path, ...] = ()   # user query directories over the bundled sets (first wins)
 
 
 MAX_SUMMARY_JSON_BYTES = 256 << 20
 
 
-def load_capture(path: Path, max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSummary:
-    """A capture for `compare`: a profile (summarised) or a `pa summary --json` file (validated)."""
+def load_capture(path: Path, max_phases: int = DEFAULT_MAX_PHASES, query_dirs: Sequence[Path] = ()) -> ProfileSummary:
+    """A capture for `compare`: a profile (summarised) or a `pa summary --json` file (validated).
+
+    An Nsight Systems report (.nsys-rep) is read through its cached SQLite export.
+    """
     from pydantic import ValidationError
 
     from engine.inputs import read_text_file
     from engine.metrics.model import ProfileSummary
     from engine.metrics.summarize import summarize
+    from engine.nsys_report import exported
 
     if path.suffix == ".json":
         try:
@@ -240,7 +245,7 @@ def load_capture(path: Path, max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSum
                                                                     "summary JSON file"))
         except ValidationError as exc:
             raise UserError(f"{path}: not a pa summary JSON file ({str(exc).splitlines()[0]})") from exc
-    return summarize(path, max_phases=max_phases)
+    return summarize(exported([path])[0], max_phases=max_phases, query_dirs=query_dirs)
 
 
 def compare(before: Path, after: Path, request: CompareRequest = CompareRequest()) -> dict[str, Any]:
@@ -253,7 +258,8 @@ def compare(before: Path, after: Path, request: CompareRequest = CompareRequest(
     from engine.compare.explain import explain
     from engine.compare.schema import validate_comparison
 
-    sb, sa = load_capture(before, request.max_phases), load_capture(after, request.max_phases)
+    sb = load_capture(before, request.max_phases, request.query_dirs)
+    sa = load_capture(after, request.max_phases, request.query_dirs)
     hb = ha = None
     if request.rules:
         from engine.rules.engine import evaluate

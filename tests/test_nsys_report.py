@@ -108,3 +108,25 @@ def test_a_hung_nsys_is_stopped(world, tmp_path):
     env = {"PATH": str(world["bin"]), "XDG_CACHE_HOME": str(tmp_path / "c2")}
     with pytest.raises(UserError, match=r"did not finish within 0\.5 s"):
         sqlite_for(world["report"], env=env, timeout_s=0.5)
+
+
+def test_compare_reads_reports_and_query_directories(world, monkeypatch, tmp_path):
+    from engine import pipeline
+
+    monkeypatch.setenv("PATH", f"{world['bin']}{os.pathsep}{os.environ['PATH']}")
+    qdir = tmp_path / "q"
+    from engine.paths import data_dir
+
+    version_dir = qdir / "nsys" / "3.13"
+    version_dir.mkdir(parents=True)
+    base = (data_dir("queries") / "nsys" / "base" / "kernels.sql").read_text().rstrip().rstrip(";")
+    head, select = base.split("\nSELECT", 1)
+    (version_dir / "kernels.sql").write_text(f"{head}\nSELECT * FROM (\nSELECT{select}\n) WHERE row_id % 2 = 0\n")
+    full = pipeline.load_capture(world["report"])
+    half = pipeline.load_capture(world["report"], query_dirs=(qdir,))
+    assert full.gpu.kernel_count == _kernels(world["source"])
+    conn = sqlite3.connect(world["source"])
+    even = conn.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 2 = 0").fetchone()[0]
+    conn.close()
+    assert half.gpu.kernel_count == even < full.gpu.kernel_count
+    assert len(world["calls"].read_text().splitlines()) == 1   # exported once, then from the cache
