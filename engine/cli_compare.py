@@ -12,6 +12,14 @@ from typing import Any
 
 import click
 
+from engine.cli_options import (
+    format_option,
+    max_phases_option,
+    noise_floor_option,
+    output_option,
+    queries_option,
+    templates_option,
+)
 from engine.errors import one_line_errors
 from engine.llm.cli_options import COMPARE_OPTIONS, llm_cli_options_for
 
@@ -22,29 +30,26 @@ FAIL_EXIT_CODE = 1
 @click.command()
 @click.argument("before", type=click.Path(path_type=Path))
 @click.argument("after", type=click.Path(path_type=Path))
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "markdown", "html", "json"]), default=None,
-              help="Output format (default: from -o's extension, else text).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write the comparison to FILE (the format's extension is added when FILE has none).")
+@format_option
+@output_option
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@click.option("--noise-floor", type=click.FloatRange(0, 100), default=2.0, show_default=True,
-              help="Changes smaller than this % of the larger value are noise.")
-@click.option("--max-phases", type=click.IntRange(1, 64), default=8, show_default=True,
-              help="Most phases per capture (1 disables phase detection).")
+@noise_floor_option
+@max_phases_option
+@queries_option
 @click.option("--no-rules", is_flag=True, help="Do not run the rules (no hypothesis comparison).")
 @click.option("--no-llm", is_flag=True, help="Deterministic narrative only: no LLM explanation.")
 @click.option("--model", default=None, help="LLM model for the explanation (as `pa analyze --model`).")
 @click.option("--base-url", default=None, help="LLM endpoint (as `pa analyze --base-url`).")
 @llm_cli_options_for(*COMPARE_OPTIONS)
-@click.option("--templates", "templates_dir", type=click.Path(path_type=Path), default=None,
-              help="Directory of site templates (compare.txt.j2, compare.md.j2, compare.html.j2).")
+@templates_option
 @click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default=None,
               help="Exit 1 (after writing the comparison) when the verdict is a regression, an improvement, "
                    "or either (change); 0 otherwise. For CI gates.")
 @one_line_errors
 def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_json: bool, noise_floor: float,
             max_phases: int, no_rules: bool, no_llm: bool, model: str | None, base_url: str | None,
-            llm_extra: dict[str, Any], templates_dir: Path | None, fail_on: str | None) -> None:
+            query_dirs: tuple[Path, ...], llm_extra: dict[str, Any], templates_dir: Path | None,
+            fail_on: str | None) -> None:
     """Compare BEFORE with AFTER: what got faster or slower, and which findings went away.
 
     Output is validated against schemas/compare.schema.json before it is rendered. With an LLM
@@ -67,7 +72,8 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
         check_templates_dir(templates_dir, TEMPLATES)
     request = pipeline.CompareRequest(noise_floor_pct=noise_floor, max_phases=max_phases, rules=not no_rules,
                                       llm_enabled=not no_llm,
-                                      llm_options={"model": model, "base_url": base_url, **llm_extra})
+                                      llm_options={"model": model, "base_url": base_url, **llm_extra},
+                                      query_dirs=tuple(query_dirs))
     doc = pipeline.compare(before, after, request)
     text = pipeline.render_comparison(doc, fmt, templates_dir=templates_dir)
     if out.path is None:

@@ -7,11 +7,8 @@ from pathlib import Path
 
 import click
 
+from engine.cli_options import queries_option, rules_option
 from engine.errors import one_line_errors
-
-_SITE = click.option("--rules", "site_packs", multiple=True, type=click.Path(path_type=Path),
-                     help="Site rule pack layered over the built-in ones (repeatable, in order).")
-
 
 # A plain Group object (not a decorated function) so its type is known across the import cycle
 # with engine.cli, which registers it.
@@ -20,7 +17,7 @@ rules_group: click.Group = click.Group(
 
 
 @rules_group.command("list")
-@_SITE
+@rules_option
 @one_line_errors
 def list_rules(site_packs: tuple[Path, ...]) -> None:
     """List every rule with its pack, bottleneck type and state."""
@@ -37,7 +34,7 @@ def list_rules(site_packs: tuple[Path, ...]) -> None:
 
 @rules_group.command("show")
 @click.argument("rule_id")
-@_SITE
+@rules_option
 @one_line_errors
 def show(rule_id: str, site_packs: tuple[Path, ...]) -> None:
     """Show one rule as the engine sees it after layering, with the params it uses."""
@@ -98,8 +95,9 @@ def _names_of(rule: object) -> set[str]:
 @click.option("--profile", "profile", type=click.Path(path_type=Path), default=None,
               help="Also try the packs on this profile: warn about patterns that match nothing, fields no "
                    "record has and metrics that are null there.")
+@queries_option
 @one_line_errors
-def validate(files: tuple[Path, ...], profile: Path | None) -> None:
+def validate(files: tuple[Path, ...], profile: Path | None, query_dirs: tuple[Path, ...]) -> None:
     """Validate site pack FILES (schema, expressions, templates, references) layered on the built-ins.
 
     Errors stop with exit 2. Legal but useless parts of the site packs are warnings (exit 0): a
@@ -118,7 +116,8 @@ def validate(files: tuple[Path, ...], profile: Path | None) -> None:
     if profile is not None:
         from engine.metrics.summarize import summarize
 
-        warnings += profile_warnings(rs, summarize(profile))
+        warnings += profile_warnings(rs, summarize(profile, marker_naming=rs.marker_naming,
+                                                   thresholds=rs.thresholds, query_dirs=query_dirs))
     for w in warnings:
         click.echo(f"warning: {w}")
     click.echo(f"{len(rs.rules)} rules, {len(rs.disabled)} disabled, {len(rs.params)} params, "
@@ -128,10 +127,12 @@ def validate(files: tuple[Path, ...], profile: Path | None) -> None:
 @rules_group.command("explain")
 @click.argument("rule_id")
 @click.argument("profile", type=click.Path(path_type=Path))
-@_SITE
+@rules_option
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+@queries_option
 @one_line_errors
-def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: bool) -> None:
+def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: bool,
+            query_dirs: tuple[Path, ...]) -> None:
     """Say why RULE_ID did or did not fire on PROFILE, with the values it saw."""
     from engine.errors import UserError
     from engine.metrics.summarize import summarize
@@ -141,7 +142,8 @@ def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: 
     if rule_id not in rs.rules:
         raise UserError(f"unknown rule {rule_id!r}; known: {', '.join(sorted(rs.rules))}")
     # the summary as pa analyze computes it with these packs (marker names, analysis thresholds)
-    result = evaluate(summarize(profile, marker_naming=rs.marker_naming, thresholds=rs.thresholds), rs)
+    result = evaluate(summarize(profile, marker_naming=rs.marker_naming, thresholds=rs.thresholds,
+                                query_dirs=query_dirs), rs)
     outcome = next(o for o in result.outcomes if o.rule_id == rule_id)
     rule = rs.rules[rule_id]
     hyp = next((h for h in result.hypotheses if h.rule_id == rule_id), None)

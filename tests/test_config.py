@@ -73,9 +73,6 @@ def test_paths_are_relative_to_the_file_and_reach_every_target(tmp_path):
     assert dm["summary"]["query_dirs"] == [str(tmp_path / "q")]
 
 
-# Commands of engine/cli_compare.py and engine/cli_rules.py (issue 17, the other half) that read a
-# profile and take the shared --queries option (engine.cli_options.queries_option) once merged.
-PENDING_QUERIES = {("compare", "query_dirs"), ("rules", "explain", "query_dirs")}
 
 
 def test_every_target_is_a_real_option():
@@ -91,8 +88,6 @@ def test_every_target_is_a_real_option():
                 cmd = cmd.get_command(ctx, n)
             assert cmd is not None, target
             params = {p.name for p in cmd.params}
-            if tuple(target) in PENDING_QUERIES and param not in params:
-                continue
             assert param in params, target
 
 

@@ -192,3 +192,20 @@ def test_the_llm_stage_gets_the_same_directories(tmp_path, profile, monkeypatch)
     pipeline.analyze([profile], request)
     assert seen["query_dirs"] == [str(qdir)] and seen["profile_path"] == str(profile)
     assert stage.settings_from_options(LlmOptions(enabled=True, extra=seen)).model is None
+
+
+def test_compare_and_rules_explain_read_the_user_directories(tmp_path, profile):
+    """pa compare and pa rules explain read profiles through the same layered query sets."""
+    qdir = _even_rows_only(tmp_path, profile)
+    even = _kernel_count(profile, "WHERE rowid % 2 = 0")
+    res = CliRunner().invoke(main, ["compare", "--no-rules", "--no-llm", "-f", "json", "--queries", str(qdir),
+                                    str(profile), str(profile)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    counts = [r["before"] for r in doc["overview"] if r["metric"] == "kernel count"]
+    assert counts == [even], doc["overview"]
+    res = CliRunner().invoke(main, ["rules", "explain", "GPU-KERN-001", str(profile), "--json",
+                                    "--queries", str(qdir)])
+    assert res.exit_code == 0, res.output
+    res_plain = CliRunner().invoke(main, ["rules", "explain", "GPU-KERN-001", str(profile), "--json"])
+    assert res.output != res_plain.output   # half the kernels: the rule saw different values
