@@ -22,7 +22,7 @@ from engine.metrics.activity import Ops, device_activity, stream_stats
 from engine.metrics.communication import communication_name_ids, device_communication
 from engine.metrics.degraded import rocpd_capture_checks
 from engine.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
-from engine.metrics.host_work import compile_ranges, device_reads, host_work
+from engine.metrics.host_work import compile_ranges, device_reads, host_work, marker_name_read
 from engine.metrics.kernels import kernel_names, kernel_stats, launch_configs
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from engine.metrics.migrations import migration_summary
@@ -194,7 +194,8 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     copies, cx = _ops(rel, "copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
     memsets, _ = _ops(rel, "memsets", other_warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
-    marker_scan = host_metrics.scan_markers(rel, marker_naming) if rel.available("markers") else None
+    marker_scan = host_metrics.scan_markers(rel, marker_naming, keep=marker_name_read) \
+        if rel.available("markers") else None
     hardware = _hardware(rel)
     configs = launch_configs(rel) if rel.available("kernels") else {}
     memsets_summary = memset_stats(rel) if rel.available("memsets") else None
@@ -203,8 +204,8 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
     # Compiling: the driver's JIT and module loading, and ranges the application names as compiling.
     jit_iv = host_metrics.fetch_intervals(rel, "driver_jit")
-    if rel.available("markers"):
-        named = compile_ranges(rel)
+    if marker_scan is not None:
+        named = compile_ranges(marker_scan.kept)
         jit_iv = (np.concatenate([jit_iv[0], named[0]]), np.concatenate([jit_iv[1], named[1]]),
                   np.concatenate([jit_iv[2], named[2]]))
     kernels, kx, knames = kernel_job.result()
@@ -337,9 +338,9 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         memsets=memsets_summary,
         sync=_sync_with_blocking_copies(host_metrics.sync_summary(rel, api, span), api, copy_rows,
                                         span) if api else None,
-        device_reads=device_reads(rel, gap_tables, all_pids_by_device,
+        device_reads=device_reads(marker_scan.kept, gap_tables, all_pids_by_device,
                                   host_metrics.blocked_sets(api, copy_rows) if api else {})
-        if rel.available("markers") else None,
+        if marker_scan is not None else None,
         allocations=host_metrics.alloc_summary(api, _window(gpu, span_start)) if api else None,
         launch=host_metrics.launch_summary(api, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
         streams=streams_job.result(),
