@@ -92,6 +92,12 @@ def _kernel_side(path: Path, query_set: QuerySet, warnings: list[str]
         return kernels, kx, kernel_names(rel) if rel.available("kernels") else {}
 
 
+def _marker_side(path: Path, query_set: QuerySet, naming: MarkerNaming) -> host_metrics.MarkerScan:
+    """The marker scan (run in the worker thread, beside the API-call scan of this one)."""
+    with _own_relations(path, query_set) as rel:
+        return host_metrics.scan_markers(rel, naming, keep=marker_name_read)
+
+
 def _phases(path: Path, query_set: QuerySet, span_start: int, span_end: int, max_phases: int,
             kernels: dict[str, np.ndarray], names: dict[int, tuple[str, str | None]],
             prefetched: dict[str, dict[str, np.ndarray]],
@@ -190,12 +196,14 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     kernel_warnings: list[str] = []
     other_warnings: list[str] = []
     kernel_job = pool.submit(_kernel_side, path, rel.query_set, kernel_warnings)
+    # The markers and the API calls are the two large scans of a rocpd file (both over every
+    # region): one on each thread.
+    marker_job = pool.submit(_marker_side, path, rel.query_set, marker_naming) \
+        if rel.available("markers") else None
     digest_job = pool.submit(sha256_of, path)  # hashlib releases the GIL too
     copies, cx = _ops(rel, "copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
     memsets, _ = _ops(rel, "memsets", other_warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
-    marker_scan = host_metrics.scan_markers(rel, marker_naming, keep=marker_name_read) \
-        if rel.available("markers") else None
     hardware = _hardware(rel)
     configs = launch_configs(rel) if rel.available("kernels") else {}
     memsets_summary = memset_stats(rel) if rel.available("memsets") else None
@@ -204,6 +212,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
     # Compiling: the driver's JIT and module loading, and ranges the application names as compiling.
     jit_iv = host_metrics.fetch_intervals(rel, "driver_jit")
+    marker_scan = marker_job.result() if marker_job is not None else None
     if marker_scan is not None:
         named = compile_ranges(marker_scan.kept)
         jit_iv = (np.concatenate([jit_iv[0], named[0]]), np.concatenate([jit_iv[1], named[1]]),
