@@ -44,7 +44,7 @@ from engine.phases.detect import DEFAULT_MAX_PHASES, detect_phases
 from engine.phases.model import PhaseSummary
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly, sha256_of
-from engine.profile.queryset import QuerySet, resolve
+from engine.profile.queryset import resolve
 from engine.profile.relations import VALID, Relations
 
 GPU_RELATIONS = ("kernels", "copies", "memsets")
@@ -75,35 +75,35 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
 
 
 @contextmanager
-def _own_relations(path: Path, query_set: QuerySet) -> Iterator[Relations]:
-    """The profile's relations on a read-only connection of the calling thread's own."""
+def _own_relations(path: Path, rel: Relations) -> Iterator[Relations]:
+    """The profile's relations `rel` on a read-only connection of the calling thread's own."""
     conn = open_readonly(path)
     try:
-        yield Relations.bind(conn, query_set)
+        yield rel.on(conn)
     finally:
         conn.close()
 
 
-def _kernel_side(path: Path, query_set: QuerySet, warnings: list[str]
+def _kernel_side(path: Path, bound: Relations, warnings: list[str]
                  ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]]]:
     """The kernel scan and the kernel names (run in the worker thread)."""
-    with _own_relations(path, query_set) as rel:
+    with _own_relations(path, bound) as rel:
         kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
         return kernels, kx, kernel_names(rel) if rel.available("kernels") else {}
 
 
-def _marker_side(path: Path, query_set: QuerySet, naming: MarkerNaming) -> host_metrics.MarkerScan:
+def _marker_side(path: Path, bound: Relations, naming: MarkerNaming) -> host_metrics.MarkerScan:
     """The marker scan (run in the worker thread, beside the API-call scan of this one)."""
-    with _own_relations(path, query_set) as rel:
+    with _own_relations(path, bound) as rel:
         return host_metrics.scan_markers(rel, naming, keep=marker_name_read)
 
 
-def _phases(path: Path, query_set: QuerySet, span_start: int, span_end: int, max_phases: int,
+def _phases(path: Path, bound: Relations, span_start: int, span_end: int, max_phases: int,
             kernels: dict[str, np.ndarray], names: dict[int, tuple[str, str | None]],
             prefetched: dict[str, dict[str, np.ndarray]],
             marker_runs: list[list[tuple[str, int, int]]]) -> list[PhaseSummary] | None:
     """Phase detection (run in the worker thread, or in this one on very large captures)."""
-    with _own_relations(path, query_set) as rel:
+    with _own_relations(path, bound) as rel:
         return detect_phases(rel, span_start, span_end, max_phases,
                              kernels=kernels, names=names, prefetched=prefetched, marker_runs=marker_runs)
 
@@ -195,10 +195,10 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
 
     kernel_warnings: list[str] = []
     other_warnings: list[str] = []
-    kernel_job = pool.submit(_kernel_side, path, rel.query_set, kernel_warnings)
+    kernel_job = pool.submit(_kernel_side, path, rel, kernel_warnings)
     # The markers and the API calls are the two large scans of a rocpd file (both over every
     # region): one on each thread.
-    marker_job = pool.submit(_marker_side, path, rel.query_set, marker_naming) \
+    marker_job = pool.submit(_marker_side, path, rel, marker_naming) \
         if rel.available("markers") else None
     digest_job = pool.submit(sha256_of, path)  # hashlib releases the GIL too
     copies, cx = _ops(rel, "copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
@@ -229,7 +229,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
 
     def phases_now() -> list[PhaseSummary] | None:
-        return _phases(path, rel.query_set, int(span_start or 0), int(span_end or 0), max_phases,
+        return _phases(path, rel, int(span_start or 0), int(span_end or 0), max_phases,
                        {"start": kernels.start, "end": kernels.end, "name_id": kx["name_id"],
                         "device": kernels.device},
                        {i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
