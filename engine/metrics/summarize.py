@@ -133,9 +133,9 @@ def _span(rel: Relations, fetched: list[Ops], api: host_metrics.ApiCalls | None,
         if len(api.start):
             starts.append(int(api.start.min()))
             ends.append(int(api.end.max()))
-        if api.other_extent[0] is not None:
-            starts.append(int(api.other_extent[0]))
-            ends.append(int(api.other_extent[1]))  # type: ignore[arg-type]
+        if api.extent[0] is not None:
+            starts.append(int(api.extent[0]))
+            ends.append(int(api.extent[1]))  # type: ignore[arg-type]
     if markers is not None and markers.extent[0] is not None:
         starts.append(int(markers.extent[0]))
         ends.append(int(markers.extent[1]))  # type: ignore[arg-type]
