@@ -52,6 +52,8 @@ GPU_RELATIONS = ("kernels", "copies", "memsets")
 # beside them (see _summarize_in): the overlap saves a fraction of a second, the extra peak memory
 # on a capture of ten million calls is a few hundred MB.
 OVERLAP_PHASES_MAX_CALLS = 2_000_000
+# Formats whose marker scan runs on the worker thread, beside the API-call scan (see _summarize_in).
+MARKERS_ON_WORKER = frozenset({"rocpd"})
 SPAN_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead",
                   "os_calls", "driver_jit")
 # Relations whose presence (with at least one row) `ProfileSummary.captured` reports.
@@ -197,9 +199,10 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     other_warnings: list[str] = []
     kernel_job = pool.submit(_kernel_side, path, rel, kernel_warnings)
     # The markers and the API calls are the two large scans of a rocpd file (both over every
-    # region): one on each thread.
+    # region): one on each thread. In Nsight Systems files the kernel scan is the large one and
+    # the worker's path the longer: there the markers are read on this thread.
     marker_job = pool.submit(_marker_side, path, rel, marker_naming) \
-        if rel.available("markers") else None
+        if rel.available("markers") and fmt in MARKERS_ON_WORKER else None
     digest_job = pool.submit(sha256_of, path)  # hashlib releases the GIL too
     copies, cx = _ops(rel, "copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
     memsets, _ = _ops(rel, "memsets", other_warnings)
@@ -212,7 +215,12 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
     # Compiling: the driver's JIT and module loading, and ranges the application names as compiling.
     jit_iv = host_metrics.fetch_intervals(rel, "driver_jit")
-    marker_scan = marker_job.result() if marker_job is not None else None
+    if marker_job is not None:
+        marker_scan: host_metrics.MarkerScan | None = marker_job.result()
+    elif rel.available("markers"):
+        marker_scan = host_metrics.scan_markers(rel, marker_naming, keep=marker_name_read)
+    else:
+        marker_scan = None
     if marker_scan is not None:
         named = compile_ranges(marker_scan.kept)
         jit_iv = (np.concatenate([jit_iv[0], named[0]]), np.concatenate([jit_iv[1], named[1]]),
