@@ -52,8 +52,9 @@ GPU_RELATIONS = ("kernels", "copies", "memsets")
 # beside them (see _summarize_in): the overlap saves a fraction of a second, the extra peak memory
 # on a capture of ten million calls is a few hundred MB.
 OVERLAP_PHASES_MAX_CALLS = 2_000_000
-# Formats whose marker scan runs on the worker thread, beside the API-call scan (see _summarize_in).
-MARKERS_ON_WORKER = frozenset({"rocpd"})
+# Formats whose copies, memsets and markers are read on the worker thread, beside the API-call
+# scan (see _summarize_in).
+WORKER_SCANS_FORMATS = frozenset({"rocpd"})
 SPAN_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead",
                   "os_calls", "driver_jit")
 # Relations whose presence (with at least one row) `ProfileSummary.captured` reports.
@@ -98,6 +99,13 @@ def _marker_side(path: Path, bound: Relations, naming: MarkerNaming) -> host_met
     """The marker scan (run in the worker thread, beside the API-call scan of this one)."""
     with _own_relations(path, bound) as rel:
         return host_metrics.scan_markers(rel, naming, keep=marker_name_read)
+
+
+def _ops_side(path: Path, bound: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
+              expressions: dict[str, str] | None = None) -> tuple[Ops, dict[str, np.ndarray]]:
+    """_ops on the worker thread's own connection."""
+    with _own_relations(path, bound) as rel:
+        return _ops(rel, relation, warnings, extra, expressions)
 
 
 def _phases(path: Path, bound: Relations, span_start: int, span_end: int, max_phases: int,
@@ -198,14 +206,20 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     kernel_warnings: list[str] = []
     other_warnings: list[str] = []
     kernel_job = pool.submit(_kernel_side, path, rel, kernel_warnings)
-    # The markers and the API calls are the two large scans of a rocpd file (both over every
-    # region): one on each thread. In Nsight Systems files the kernel scan is the large one and
-    # the worker's path the longer: there the markers are read on this thread.
+    # The API calls and the markers are the two large scans of a rocpd file (both over every
+    # region): the API scan stays on this thread, the worker reads the copies, memsets and
+    # markers. In Nsight Systems files the kernel scan is the large one and the worker's path the
+    # longer: there everything else is read on this thread.
+    beside = fmt in WORKER_SCANS_FORMATS
+    copy_args = ("copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
+    copies_job = pool.submit(_ops_side, path, rel, *copy_args) if beside else None
+    memsets_job = pool.submit(_ops_side, path, rel, "memsets", other_warnings) if beside else None
     marker_job = pool.submit(_marker_side, path, rel, marker_naming) \
-        if rel.available("markers") and fmt in MARKERS_ON_WORKER else None
+        if rel.available("markers") and beside else None
     digest_job = pool.submit(sha256_of, path)  # hashlib releases the GIL too
-    copies, cx = _ops(rel, "copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
-    memsets, _ = _ops(rel, "memsets", other_warnings)
+    if copies_job is None or memsets_job is None:
+        copies, cx = _ops(rel, *copy_args)
+        memsets, _ = _ops(rel, "memsets", other_warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
     hardware = _hardware(rel)
     configs = launch_configs(rel) if rel.available("kernels") else {}
@@ -225,6 +239,9 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         named = compile_ranges(marker_scan.kept)
         jit_iv = (np.concatenate([jit_iv[0], named[0]]), np.concatenate([jit_iv[1], named[1]]),
                   np.concatenate([jit_iv[2], named[2]]))
+    if copies_job is not None and memsets_job is not None:
+        copies, cx = copies_job.result()
+        memsets, _ = memsets_job.result()
     kernels, kx, knames = kernel_job.result()
     digest = digest_job.result()
     warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
