@@ -6,7 +6,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from engine.rules.accuracy import FORMATS, rates, run
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the testkit lives in tests/
+
+from testkit.accuracy import FORMATS, rates, run
 
 
 def main() -> int:

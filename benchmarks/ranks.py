@@ -20,8 +20,10 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Device, Kernel, MpiCall, Process, Scenario
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the testkit lives in tests/
+
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import Device, Kernel, MpiCall, Process, Scenario
 
 US = 1_000
 NAMES = [f"kernel_{i}" for i in range(24)]

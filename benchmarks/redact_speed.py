@@ -12,14 +12,17 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the testkit lives in tests/
+
+from conftest import real_nsys_profile  # the one way to find ../shared/profiles
+
 from engine.llm.redact import from_summary
 from engine.llm.sql_tool import SqlSandbox
 from engine.llm.tools import ToolBox
 from engine.metrics.summarize import summarize
 from engine.rules.engine import evaluate, load_ruleset
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "nsys"
-DEFAULT = SHARED / "nsys2026.2_h100_2proc_nvtx_slice.sqlite"
+DEFAULT = real_nsys_profile("nsys2026.2_h100_2proc_nvtx_slice.sqlite")
 CALLS = [("summary_table", {"table": "markers"}), ("summary_table", {"table": "kernels"}),
          ("sql_query", {"sql": "SELECT name, count(*) AS calls_count, sum(\"end\" - start) AS total_ns "
                                "FROM pa_markers GROUP BY name ORDER BY total_ns DESC LIMIT 200"})]

@@ -43,8 +43,9 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, default=None, help="directory to keep the generated file in")
     args = ap.parse_args()
 
-    from engine.synth.nsys_writer import write_nsys
-    from engine.synth.scenarios import scaled
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the testkit lives in tests/
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenarios import scaled
 
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="pa-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)

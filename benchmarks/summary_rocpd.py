@@ -60,7 +60,8 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, default=None, help="directory to keep the generated file in")
     args = ap.parse_args()
 
-    from engine.synth.rocpd_writer import write_rocpd_bulk
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the testkit lives in tests/
+    from testkit.rocpd_writer import write_rocpd_bulk
 
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="pa-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)

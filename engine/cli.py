@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 
-from engine import __version__
 from engine.cli_ranks import RankOptions, rank_options
 from engine.controls import escape_controls, escape_json_controls
 from engine.errors import UserError, one_line_errors
+from engine.version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,33 +36,28 @@ def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, ranks: 
     the per-rank table and the cross-rank facts (straggler, imbalance, collective skew) are printed.
     """
     from engine.cli_ranks import expand, progress_bar
+    from engine.pipeline import summarize_run
 
     files = expand(profiles)
-    if len(files) == 1:
-        from engine.metrics.summarize import summarize
-
-        result = summarize(files[0], keep_paths=keep_paths, max_phases=ranks.max_phases)
+    with progress_bar(len(files)) as progress:
+        run = summarize_run(files, options=ranks.run_options(keep_paths), progress=progress)
+    if run.cross is None or run.rank_set is None:
         if as_json:
-            click.echo(escape_json_controls(result.model_dump_json(indent=2)))
+            click.echo(escape_json_controls(run.main.model_dump_json(indent=2)))
         else:
             from engine.summary_render import print_summary  # rich loads only for the table view
 
-            print_summary(result)
+            print_summary(run.main)
         return
-    from engine.ranks import cross_rank, summarize_ranks
     from engine.ranks.model import MultiRankSummary, RankSummary
     from engine.summary_render import print_rank_summary
 
-    with progress_bar(len(files)) as progress:
-        rs = summarize_ranks(files, workers=ranks.workers, executor=ranks.executor, scheduler=ranks.scheduler,
-                             max_phases=ranks.max_phases, keep_paths=keep_paths, progress=progress)
-    cr = cross_rank(rs, primary_rank=ranks.primary_rank)
     if as_json:
         doc = MultiRankSummary(ranks=[RankSummary(rank=r.rank, rank_source=r.rank_source, summary=r.summary)
-                                      for r in rs.ranks], cross_rank=cr)
+                                      for r in run.rank_set.ranks], cross_rank=run.cross)
         click.echo(escape_json_controls(doc.model_dump_json(indent=2)))
     else:
-        print_rank_summary(cr)
+        print_rank_summary(run.cross)
 
 
 @main.command()
@@ -96,25 +91,23 @@ def queries(profile: Path | None) -> None:
 
 
 @main.command()
-@click.argument("out", type=click.Path(path_type=Path))
+@click.argument("out", type=click.Path(path_type=Path), required=False)
 @click.option("--scenario", default="example", show_default=True,
               help="Planted scenario to write (see `pa example --list`).")
-@click.option("--format", "fmt", type=click.Choice(["nsys", "rocpd"]), default="nsys", show_default=True)
-@click.option("--list", "list_only", is_flag=True, help="List the scenarios and exit.")
+@click.option("--list", "list_only", is_flag=True, help="List the scenarios and what each plants, and exit.")
 @one_line_errors
-def example(out: Path, scenario: str, fmt: str, list_only: bool) -> None:
-    """Write a generated example profile with planted behaviour to OUT."""
-    from engine.synth import scenarios
+def example(out: Path | None, scenario: str, list_only: bool) -> None:
+    """Write a generated example profile (Nsight Systems SQLite) with planted behaviour to OUT."""
+    from engine.example_profile import EXAMPLE_PLANTED, write_example
 
     if list_only:
-        for name in sorted(scenarios.ALL_SCENARIOS):
-            click.echo(name)
+        for name, planted in sorted(EXAMPLE_PLANTED.items()):
+            click.echo(f"{name}: {planted}")
         return
-    builders = dict(scenarios.ALL_SCENARIOS)
-    builders.setdefault("example", scenarios.example)
-    if scenario not in builders:
-        raise click.BadParameter(f"unknown scenario {scenario!r}; choose from {', '.join(sorted(builders))}")
-    scen = builders[scenario]()
+    if out is None:
+        raise click.UsageError("missing argument OUT: the file to write the example profile to")
+    if scenario not in EXAMPLE_PLANTED:
+        raise click.BadParameter(f"unknown scenario {scenario!r}; choose from {', '.join(sorted(EXAMPLE_PLANTED))}")
     if out.is_dir() or str(out).endswith("/"):
         raise UserError(f"{out}: is a directory; give a file name")
     if out.exists() or out.is_symlink():
@@ -123,15 +116,8 @@ def example(out: Path, scenario: str, fmt: str, list_only: bool) -> None:
         out.unlink()
     if not out.resolve().parent.is_dir():
         raise UserError(f"{out}: directory {out.resolve().parent} does not exist")
-    if fmt == "nsys":
-        from engine.synth.nsys_writer import write_nsys
-
-        write_nsys(scen, out)
-    else:
-        from engine.synth.rocpd_writer import write_rocpd
-
-        write_rocpd(scen, out)
-    click.echo(f"wrote {out} ({fmt}, scenario {scenario})")
+    write_example(out, scenario)
+    click.echo(f"wrote {out} (nsys, scenario {scenario})")
 
 
 from engine.cli_analyze import analyze, schema  # noqa: E402 - registered after the group exists

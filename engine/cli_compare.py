@@ -1,4 +1,9 @@
-"""`pa compare BEFORE AFTER`: a structural diff of two captures (profiles or `pa summary --json` files)."""
+"""`pa compare BEFORE AFTER`: a structural diff of two captures (profiles or `pa summary --json` files).
+
+Exit codes (for CI jobs that gate on a comparison): 0 the comparison was written and the verdict
+does not match --fail-on; 1 it was written and the verdict matches --fail-on (regression,
+improvement, or change: either of the two); 2 bad input; 3 a bug in pa.
+"""
 
 from __future__ import annotations
 
@@ -7,25 +12,11 @@ from typing import Any
 
 import click
 
-from engine.errors import UserError, one_line_errors
-from engine.inputs import read_text_file
+from engine.errors import one_line_errors
 from engine.llm.cli_options import COMPARE_OPTIONS, llm_cli_options_for
 
-MAX_SUMMARY_JSON_BYTES = 256 << 20
-
-
-def _load(path: Path, max_phases: int) -> Any:
-    from pydantic import ValidationError
-
-    from engine.metrics.model import ProfileSummary
-    from engine.metrics.summarize import summarize
-
-    if path.suffix == ".json":
-        try:
-            return ProfileSummary.model_validate_json(read_text_file(path, MAX_SUMMARY_JSON_BYTES, "summary JSON file"))
-        except ValidationError as exc:
-            raise UserError(f"{path}: not a pa summary JSON file ({str(exc).splitlines()[0]})") from exc
-    return summarize(path, max_phases=max_phases)
+FAIL_ON = {"regression": {"regression"}, "improvement": {"improvement"}, "change": {"regression", "improvement"}}
+FAIL_EXIT_CODE = 1
 
 
 @click.command()
@@ -47,43 +38,43 @@ def _load(path: Path, max_phases: int) -> Any:
 @llm_cli_options_for(*COMPARE_OPTIONS)
 @click.option("--templates", "templates_dir", type=click.Path(path_type=Path), default=None,
               help="Directory of site templates (compare.txt.j2, compare.md.j2, compare.html.j2).")
+@click.option("--fail-on", type=click.Choice(sorted(FAIL_ON)), default=None,
+              help="Exit 1 (after writing the comparison) when the verdict is a regression, an improvement, "
+                   "or either (change); 0 otherwise. For CI gates.")
 @one_line_errors
 def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_json: bool, noise_floor: float,
             max_phases: int, no_rules: bool, no_llm: bool, model: str | None, base_url: str | None,
-            llm_extra: dict[str, Any], templates_dir: Path | None) -> None:
+            llm_extra: dict[str, Any], templates_dir: Path | None, fail_on: str | None) -> None:
     """Compare BEFORE with AFTER: what got faster or slower, and which findings went away.
 
     Output is validated against schemas/compare.schema.json before it is rendered. With an LLM
     configured (as for `pa analyze`), one validated call explains the differences from the
     comparison's numbers only; numbers it cites that the comparison lacks are flagged.
+
+    The verdict (regression, improvement or within noise) rests on the median time per iteration
+    when both captures mark the same iteration range with NVTX/rocTX, else on the span. Exit codes:
+    0, or 1 when the verdict matches --fail-on; 2 bad input; 3 a bug in pa.
     """
+    from engine import pipeline
     from engine.cli_analyze import choose_format
     from engine.cli_output import plan_output, write_output
-    from engine.compare import compare as do_compare
-    from engine.compare.explain import explain
-    from engine.compare.render import TEMPLATES, render_comparison
-    from engine.compare.schema import validate_comparison
+    from engine.compare.render import TEMPLATES
     from engine.report.render import EXTENSIONS, check_templates_dir
 
     fmt = "json" if as_json and fmt is None else choose_format(fmt, output)
     out = plan_output(output, EXTENSIONS[fmt], inputs=[before, after])   # before any analysis or LLM spend
     if templates_dir is not None:
         check_templates_dir(templates_dir, TEMPLATES)
-    sb, sa = _load(before, max_phases), _load(after, max_phases)
-    hb = ha = None
-    if not no_rules:
-        from engine.rules.engine import evaluate, load_ruleset
-
-        rules = load_ruleset()
-        hb, ha = evaluate(sb, rules).hypotheses, evaluate(sa, rules).hypotheses
-    result = do_compare(sb, sa, noise_floor, hb, ha)
-    # ---- HOOK (issue 7): one validated LLM call explaining the diff's numbers, or the reason why not.
-    llm, reason = explain(result, enabled=not no_llm,
-                          options={"model": model, "base_url": base_url, **llm_extra})
-    result.llm, result.llm_reason = llm, reason
-    text = render_comparison(validate_comparison(result), fmt, templates_dir=templates_dir)
+    request = pipeline.CompareRequest(noise_floor_pct=noise_floor, max_phases=max_phases, rules=not no_rules,
+                                      llm_enabled=not no_llm,
+                                      llm_options={"model": model, "base_url": base_url, **llm_extra})
+    doc = pipeline.compare(before, after, request)
+    text = pipeline.render_comparison(doc, fmt, templates_dir=templates_dir)
     if out.path is None:
         click.echo(text, nl=not text.endswith("\n"))
-        return
-    write_output(out, text)
-    click.echo(f"wrote {out.path.name} ({fmt})", err=True)
+    else:
+        write_output(out, text)
+        click.echo(f"wrote {out.path.name} ({fmt})", err=True)
+    if fail_on is not None and doc["verdict"] in FAIL_ON[fail_on]:
+        click.echo(f"pa: verdict {doc['verdict']} matches --fail-on {fail_on}: exit {FAIL_EXIT_CODE}", err=True)
+        raise SystemExit(FAIL_EXIT_CODE)

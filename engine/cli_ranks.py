@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 
 import click
 
-from engine.phases.detect import DEFAULT_MAX_PHASES
+from engine.metrics.phases.detect import DEFAULT_MAX_PHASES
+from engine.pipeline import RunOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 Progress = Callable[[int, int], None]
@@ -35,6 +36,11 @@ class RankOptions:
     scheduler: str | None = None
     primary_rank: int | None = None
     max_phases: int = DEFAULT_MAX_PHASES
+
+    def run_options(self, keep_paths: bool = False) -> RunOptions:
+        """The pipeline's Stage 1 options from these flags and --keep-paths."""
+        return RunOptions(max_phases=self.max_phases, keep_paths=keep_paths, workers=self.workers,
+                          executor=self.executor, scheduler=self.scheduler, primary_rank=self.primary_rank)
 
 
 def rank_options(func: F) -> F:
@@ -64,9 +70,9 @@ def rank_options(func: F) -> F:
 
 def expand(profiles: Sequence[Path]) -> list[Path]:
     """The profile files named by PROFILE arguments (directories expanded, engine.ranks.discover)."""
-    from engine.ranks.discover import discover
+    from engine.pipeline import expand_profiles
 
-    return discover(profiles)
+    return expand_profiles(profiles)
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""`pa rules list|show|validate|explain`: inspect the rule packs and why a rule fired or not."""
+"""`pa rules list|show|functions|validate|explain`: inspect the rule packs and why a rule fired or not."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def list_rules(site_packs: tuple[Path, ...]) -> None:
 
     rs = load_ruleset(site_packs)
     for p in rs.packs:
-        click.echo(f"pack {p.order}: {p.name:<10} {p.path}  sha256:{p.sha256[:12]}")
+        version = f" version {p.version}" if p.version else ""
+        click.echo(f"pack {p.order}: {p.name:<10} {p.path}{version}  sha256:{p.sha256[:12]}")
     for r in sorted(rs.rules.values(), key=lambda r: r.id):
         state = f"disabled by {rs.disabled[r.id]}" if r.id in rs.disabled else r.pack
         click.echo(f"{r.id:<18} {r.bottleneck_type:<20} {r.title}  [{state}]")
@@ -63,6 +64,25 @@ def show(rule_id: str, site_packs: tuple[Path, ...]) -> None:
             click.echo(f"#   {n} = {p.value} {p.unit or ''}{over}: {p.description}")
 
 
+@rules_group.command("functions")
+@click.option("--markdown", is_flag=True, help="Print the tables of docs/rules.md instead of plain text.")
+def functions(markdown: bool) -> None:
+    """List every operator and function of the rule expression language, with its semantics."""
+    from engine.rules.functions import FUNCTIONS, OPERATORS
+
+    if markdown:
+        from engine.rules.docs import render_function_table
+
+        click.echo(render_function_table())
+        return
+    click.echo("Operators:")
+    for o in OPERATORS:
+        click.echo(f"  {o.syntax}\n      {o.description}")
+    click.echo("Functions:")
+    for f in sorted(FUNCTIONS.values(), key=lambda f: f.name):
+        click.echo(f"  {f.signature}\n      {f.description}")
+
+
 def _names_of(rule: object) -> set[str]:
     from engine.rules.loader import Rule
 
@@ -75,17 +95,34 @@ def _names_of(rule: object) -> set[str]:
 
 @rules_group.command("validate")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--profile", "profile", type=click.Path(path_type=Path), default=None,
+              help="Also try the packs on this profile: warn about patterns that match nothing, fields no "
+                   "record has and metrics that are null there.")
 @one_line_errors
-def validate(files: tuple[Path, ...]) -> None:
-    """Validate site pack FILES (schema, expressions, templates, references) layered on the built-ins."""
+def validate(files: tuple[Path, ...], profile: Path | None) -> None:
+    """Validate site pack FILES (schema, expressions, templates, references) layered on the built-ins.
+
+    Errors stop with exit 2. Legal but useless parts of the site packs are warnings (exit 0): a
+    param nothing uses, a select_match text written as a regular expression, and with --profile a
+    selection that matches nothing and a metric that is null on that profile.
+    """
     from engine.rules.engine import load_ruleset
+    from engine.rules.lint import profile_warnings, static_warnings
 
     rs = load_ruleset(files)
     site = [p for p in rs.packs if not p.builtin]
     for p in site:
-        click.echo(f"ok: {p.path} (pack {p.name}, sha256 {p.sha256[:12]})")
+        version = f", version {p.version}" if p.version else ""
+        click.echo(f"ok: {p.path} (pack {p.name}{version}, sha256 {p.sha256[:12]})")
+    warnings = static_warnings(rs)
+    if profile is not None:
+        from engine.metrics.summarize import summarize
+
+        warnings += profile_warnings(rs, summarize(profile))
+    for w in warnings:
+        click.echo(f"warning: {w}")
     click.echo(f"{len(rs.rules)} rules, {len(rs.disabled)} disabled, {len(rs.params)} params, "
-               f"{len(rs.metrics)} metrics")
+               f"{len(rs.metrics)} metrics, {len(warnings)} warning(s)")
 
 
 @rules_group.command("explain")
@@ -103,7 +140,8 @@ def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: 
     rs = load_ruleset(site_packs)
     if rule_id not in rs.rules:
         raise UserError(f"unknown rule {rule_id!r}; known: {', '.join(sorted(rs.rules))}")
-    result = evaluate(summarize(profile), rs)
+    # the summary as pa analyze computes it with these packs (marker names, analysis thresholds)
+    result = evaluate(summarize(profile, marker_naming=rs.marker_naming, thresholds=rs.thresholds), rs)
     outcome = next(o for o in result.outcomes if o.rule_id == rule_id)
     rule = rs.rules[rule_id]
     hyp = next((h for h in result.hypotheses if h.rule_id == rule_id), None)

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from engine import formatting
 from engine.controls import escape_controls
 from engine.metrics.model import ProfileSummary
 from engine.ranks.model import CrossRank
@@ -26,33 +27,15 @@ def _t(value: Any) -> str:
     return escape(escape_controls(str(value)))
 
 
-def fmt_ns(ns: float | None) -> str:
-    """Human duration from nanoseconds, keeping small values visible (never '0.0 ms' for 3 µs)."""
-    if ns is None:
-        return "n/a"
-    a = abs(ns)
-    if a >= 1e9:
-        return f"{ns / 1e9:.3f} s"
-    if a >= 1e6:
-        return f"{ns / 1e6:.3f} ms"
-    if a >= 1e3:
-        return f"{ns / 1e3:.2f} µs"
-    return f"{ns:.0f} ns"
+# One family of number formats for every text pa renders (engine.formatting).
+fmt_ns = formatting.duration
+fmt_bytes = formatting.data_size
+fmt_pct = formatting.percent
 
 
-def fmt_bytes(n: float | None) -> str:
-    """Human size in decimal units."""
-    if n is None:
-        return "n/a"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.2f} {unit}"
-    return f"{n:.0f} B"
-
-
-def fmt_pct(p: float | None) -> str:
-    """Percentage with one decimal, or n/a."""
-    return "n/a" if p is None else f"{p:.1f} %"
+def _of_peak(pct: float | None) -> str:
+    """Share of the link peak; above 100 % it is a measurement problem, not a number to read."""
+    return "above peak (measurement?)" if pct is not None and pct > 100.0 else fmt_pct(pct)
 
 
 def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
@@ -112,9 +95,9 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
         for col in ("direction", "src", "dst", "count", "bytes", "time", "bandwidth", "% of peak"):
             t.add_column(col)
         for cs in s.copies.by_kind:
-            bw = "n/a" if cs.effective_bandwidth_bps is None else f"{cs.effective_bandwidth_bps / 1e9:.2f} GB/s"
+            bw = formatting.bandwidth(cs.effective_bandwidth_bps)
             t.add_row(_t(cs.direction), _t(cs.src_kind), _t(cs.dst_kind), str(cs.count), fmt_bytes(cs.bytes),
-                      fmt_ns(cs.total_ns), bw, fmt_pct(cs.bandwidth_pct_of_peak))
+                      fmt_ns(cs.total_ns), bw, _of_peak(cs.bandwidth_pct_of_peak))
         c.print(t)
     if s.sync:
         c.print(f"CPU blocked in sync: {fmt_ns(s.sync.cpu_blocked_ns)} ({fmt_pct(s.sync.cpu_blocked_pct_of_span)} "
@@ -139,8 +122,7 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
         c.print(f"[dim]skipped {_t(sk.what)}: {_t(sk.reason)}[/dim]")
 
 
-def _imb(x: float | None) -> str:
-    return "n/a" if x is None else f"{x * 100:.1f} %"
+_imb = formatting.fraction   # an imbalance ratio, as a percentage
 
 
 def print_rank_summary(cr: CrossRank, console: Console | None = None, top_collectives: int = 10) -> None:

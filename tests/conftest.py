@@ -8,19 +8,37 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The one way tests find the real profiles: ../shared/profiles beside the checkout, or $PA_SHARED_PROFILES.
 SHARED_PROFILES = Path(os.environ.get("PA_SHARED_PROFILES", ROOT.parent / "shared" / "profiles"))
+NSYS_PROFILES = SHARED_PROFILES / "nsys"
 
 
 def real_nsys_profiles() -> list[Path]:
     """Every real Nsight Systems export shipped in ../shared/profiles/nsys (never copied here)."""
-    folder = SHARED_PROFILES / "nsys"
-    return sorted(folder.glob("*.sqlite")) if folder.is_dir() else []
+    return sorted(NSYS_PROFILES.glob("*.sqlite")) if NSYS_PROFILES.is_dir() else []
+
+
+def real_nsys_profile(name: str) -> Path:
+    """The path of one named real export (it may be absent: guard its tests with `needs_real_profile`)."""
+    return NSYS_PROFILES / name
+
+
+def missing_reason(path: Path) -> str:
+    """The skip reason shown (pytest -ra) when a real profile or the profile folder is absent."""
+    return f"real profile {path} not present (set PA_SHARED_PROFILES to the folder holding nsys/)"
+
+
+def needs_real_profile(*paths: Path) -> pytest.MarkDecorator:
+    """Skip the marked tests, saying which file is missing, unless every named real profile exists."""
+    missing = [p for p in paths if not p.is_file()]
+    return pytest.mark.skipif(bool(missing), reason=missing_reason(missing[0]) if missing else "")
 
 
 @pytest.fixture(params=real_nsys_profiles() or [None], ids=lambda p: p.name if p else "no-profiles")
 def real_profile(request: pytest.FixtureRequest) -> Path:
+    """Each real Nsight Systems export in turn (one skipped test, with the reason, when there are none)."""
     if request.param is None:
-        pytest.skip("../shared/profiles/nsys not present")
+        pytest.skip(missing_reason(NSYS_PROFILES))
     return request.param
 
 

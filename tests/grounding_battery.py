@@ -32,6 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
+
 from engine.llm.grounding import Fact, facts_of
 from engine.llm.output import hypothesis_facts
 from engine.llm.redact import Redactor
@@ -39,8 +42,6 @@ from engine.llm.sql_tool import SqlSandbox
 from engine.llm.tools import ToolBox
 from engine.metrics.summarize import summarize
 from engine.rules.engine import evaluate, load_ruleset
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
 
 SCENARIOS = ("example", "pageable_htod", "dominant_kernel", "sync_after_launch", "launch_bound",
              "copies_not_overlapped")

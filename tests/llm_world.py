@@ -28,9 +28,8 @@ from fakes.llm_server import (
     openai_answer,
     openai_tool_calls,
 )
-
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
 
 SECRET = "q7zSECRETvalue91"           # the value of PMI_SHARED_SECRET and of a --password option
 TOKEN = "hf_" + "Q7zTokenValue" * 3   # a Hugging Face token in the environment

@@ -7,8 +7,7 @@ writes a rocpd file is skipped with this reason, visibly, and the Nsight Systems
 from __future__ import annotations
 
 import pytest
-
-from engine.synth.rocpd_writer import FLAVOURS, ddl_available, ddl_dir
+from testkit.rocpd_writer import FLAVOURS, ddl_available, ddl_dir
 
 SKIP_REASON = (f"rocpd writers' DDL not found at {ddl_dir()} (../shared/reference/rocpd-ddl, or set "
                "PA_ROCPD_DDL): rocpd test databases are built by executing it")

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from reference import reference_union  # tests/ is on sys.path
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import Kernel
 
 from engine.metrics.summarize import summarize
 from engine.rules.engine import evaluate, load_ruleset
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Kernel
 
 
 def _is_comm(k: Kernel) -> bool:

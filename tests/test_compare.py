@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit.phased import MS, phased, write
 
 from engine.cli import main
 from engine.compare import compare
 from engine.compare.diff import significant
 from engine.metrics.model import ProfileSummary
 from engine.metrics.summarize import summarize
-from engine.phases.synth import MS, phased, write
 from engine.rules.hypothesis import Hypothesis
 
 A = {"gemm_tn_kernel": 1.0}
@@ -64,7 +64,8 @@ def test_planted_speedup_is_the_key_difference(pair: tuple) -> None:
     bk = next(k for k in b.kernels if k.name == "stencil3d_kernel")
     ak = next(k for k in a.kernels if k.name == "stencil3d_kernel")
     assert st.delta_ns == ak.total_ns - bk.total_ns and st.status == "changed"
-    assert "faster by 70.000 ms" in c.narrative[0]
+    assert c.narrative[0].startswith("Verdict: improvement.") and c.verdict == "improvement"
+    assert "faster by 70.000 ms" in c.narrative[1]
 
 
 def test_new_and_vanished_kernels(pair: tuple) -> None:
@@ -101,7 +102,21 @@ def test_hypothesis_changes(pair: tuple) -> None:
     assert c.hypotheses is not None
     assert {h.rule_id: h.status for h in c.hypotheses} == {
         "gone": "disappeared", "less": "shrank", "same": "unchanged", "new": "appeared"}
-    assert any("gone disappeared" in s for s in c.narrative)
+    assert "Finding gone (gone) from BEFORE is gone in AFTER (was 10.0 % of the run)." in c.narrative
+    assert "Finding new (new) appeared in AFTER (3.0 % of the run)." in c.narrative
+    assert "Finding less (less) shrank: 20.0 % → 8.0 % of the run." in c.narrative
+    # a speculative finding (no fraction) that appears is said just as plainly
+    spec = _hyp("spec", 0).model_copy(update={"runtime_fraction_pct": None})
+    c = compare(b, a, before_hypotheses=[], after_hypotheses=[spec])
+    assert "Finding spec (spec) appeared in AFTER." in c.narrative
+    from engine.compare.render import render_text
+
+    lines = render_text(compare(b, a, before_hypotheses=[_hyp("gone", 10), _hyp("same", 5)],
+                                after_hypotheses=[_hyp("same", 5), spec])).splitlines()
+    # one finding per line, each said plainly
+    assert any(ln.strip().startswith("disappeared  gone: gone (gone in AFTER; was 10.0 % of the run)") for ln in lines)
+    assert any(ln.strip().startswith("appeared     spec: spec (appeared in AFTER)") for ln in lines)
+    assert any(ln.strip().startswith("unchanged    same: same") for ln in lines)
 
 
 def test_narrative_is_deterministic(pair: tuple) -> None:

@@ -99,8 +99,8 @@ def test_copy_wait_alloc_mpi_and_unknown() -> None:
 
 
 def test_ranges_named_as_compiling_own_their_gaps_and_compiled_code_does_not(tmp_path: Path) -> None:
-    from engine.synth.nsys_writer import write_nsys
-    from engine.synth.scenario import ApiCall, Device, Kernel, Marker, Process, Scenario
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenario import ApiCall, Device, Kernel, Marker, Process, Scenario
 
     ms = 1_000_000
     # kernels [0,1), [4,5), [8,9) ms, each launched just before it starts; between them the host sits in

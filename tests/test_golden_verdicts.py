@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import SHARED_PROFILES, real_nsys_profiles
+from conftest import NSYS_PROFILES, missing_reason, real_nsys_profiles
 
 from engine.cli import main
 from engine.rules.engine import load_ruleset
@@ -50,7 +50,7 @@ def _verdict(path: Path) -> dict[str, Any]:
 def test_every_real_profile_has_a_verdict() -> None:
     profiles = real_nsys_profiles()
     if not profiles:
-        pytest.skip(f"{SHARED_PROFILES / 'nsys'} not present: no real profiles to hold verdicts for")
+        pytest.skip(missing_reason(NSYS_PROFILES))
     missing = sorted({p.stem for p in profiles} - {v.stem for v in VERDICTS})
     assert not missing, f"real profiles without a golden verdict in tests/golden/: {missing}"
 
@@ -59,7 +59,7 @@ def test_every_real_profile_has_a_verdict() -> None:
 def test_golden_verdict(verdict_file: Path, reports: dict[str, tuple[dict[str, Any], str]]) -> None:
     v = _verdict(verdict_file)
     if v["profile"] not in reports:
-        pytest.skip(f"{v['profile']} not in {SHARED_PROFILES / 'nsys'}")
+        pytest.skip(missing_reason(NSYS_PROFILES / v["profile"]))
     doc, _ = reports[v["profile"]]
     hyps = doc["hypotheses"]
     listed = {h["rule_id"]: h for h in hyps}

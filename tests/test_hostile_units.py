@@ -243,12 +243,13 @@ def test_a_template_that_would_run_for_hours_is_stopped():
 def test_domain_checks_force_no_join_the_reader_does_not_need(tmp_path):
     """The rocpd kernels query LEFT JOINs the events only for correlation_id: a reader of the launch
     configuration must not pay for that join because of the domain wrapper (it once made it 25x slower)."""
+    from testkit import scenarios
+    from testkit.rocpd_writer import write_rocpd
+
     from engine.profile.detect import detect
     from engine.profile.open import open_readonly
     from engine.profile.queryset import resolve
     from engine.profile.relations import VALID, Relations
-    from engine.synth import scenarios
-    from engine.synth.rocpd_writer import write_rocpd
 
     p = tmp_path / "r.db"
     write_rocpd(scenarios.launch_bound(), p)

@@ -62,12 +62,13 @@ def test_html_report_renders_in_chromium(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary")
 def test_compare_html_renders_in_chromium(tmp_path: Path) -> None:
+    from testkit.phased import MS, phased, write
+
     from engine.compare import compare
     from engine.compare.render import render_comparison
     from engine.compare.schema import validate_comparison
     from engine.llm.model import LlmExplanation
     from engine.metrics.summarize import summarize
-    from engine.phases.synth import MS, phased, write
 
     a, b, c = {"gemm_tn_kernel": 1.0}, {"stencil3d_kernel": 0.7, "reduce_sum_kernel": 0.3}, {"axpy_kernel": 1.0}
     sb, _ = phased([(150 * MS, a, 0.9), (130 * MS, b, 0.9), (120 * MS, c, 0.9)], seed=0)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from rocpd_ddl import rocpd_flavours  # tests/ is on sys.path
+from testkit.nsys_writer import write_nsys
+from testkit.rocpd_writer import write_rocpd
+from testkit.scenario import ApiCall, Device, Kernel, Process, Scenario
 
 from engine.metrics.summarize import summarize
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.rocpd_writer import write_rocpd
-from engine.synth.scenario import ApiCall, Device, Kernel, Process, Scenario
 
 A = dict(grid=(128, 1, 1), block=(256, 1, 1), registers_per_thread=32)
 B = dict(grid=(64, 2, 1), block=(128, 2, 1), registers_per_thread=40, static_shared_bytes=4096)

@@ -15,9 +15,9 @@ from fakes.llm_server import (  # tests/ is on sys.path
     error,
     openai_answer,
 )
+from testkit.phased import MS, phased, write
 
 from engine.cli import main
-from engine.phases.synth import MS, phased, write
 
 A = {"gemm_tn_kernel": 1.0}
 B = {"stencil3d_kernel": 0.7, "reduce_sum_kernel": 0.3}

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fakes.llm_server import FakeLlmServer, anthropic_answer, gemini_answer, openai_answer
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
 
 from engine.cli import main
 from engine.rules.hypothesis import amdahl_bounds
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
 
 
 @pytest.fixture(scope="module")

@@ -107,13 +107,13 @@ def _new(**kw: Any) -> dict[str, Any]:
 
 
 def _apply(answer: dict[str, Any], tools: dict[str, list[Any]] | None = None,
-           hyps: list[Hypothesis] | None = None) -> tuple[Any, list[str]]:
+           hyps: list[Hypothesis] | None = None, params: dict[str, Any] | None = None) -> tuple[Any, list[str]]:
     warnings: list[str] = []
     review = apply_answer(LlmAnswer.model_validate({"rank_changes": [], "refinements": [], "new_hypotheses": [],
                                                     "narrative": "n", **answer}),
                           hyps or [_hyp("H1", 10), _hyp("H2", 5, value=5678)],
                           Scope(context=[], tools=tools or {}), {"sync": 1_000_000_000, "compute": 400_000_000},
-                          _summary(), warnings)
+                          _summary(), warnings, params=params)
     return review, warnings
 
 
@@ -150,6 +150,18 @@ def test_new_hypothesis_fraction_from_a_basis_the_engine_recomputes() -> None:
     lo, hi = amdahl_bounds(0.3)
     assert (new.estimated_speedup_pct_lower, new.estimated_speedup_pct_upper) == (pytest.approx(lo), pytest.approx(hi))
     assert review.fraction_basis["L1"].startswith("gpu.recoverable_by_cause.cpu_stall") and review.speculative == []
+    assert new.expected_impact == "high"    # 30 % >= the built-in impact_high_fraction (20 %)
+
+
+def test_new_hypothesis_impact_uses_the_runs_params() -> None:
+    # a site that calls only 40 % of the span high impact: the same 30 % claim is medium
+    tools = {"c1": facts_of({"columns": ["total_ns"], "rows": [[300_000_000]]})}
+    answer = {"ranking": [], "new_hypotheses": [
+        _new(fraction_basis={"kind": "fact", "name": "gpu.recoverable_by_cause.cpu_stall"})]}
+    review, _ = _apply(answer, tools, params={"impact_high_fraction": 0.4, "impact_medium_fraction": 0.05})
+    assert review.hypotheses[-1].expected_impact == "medium"
+    review, _ = _apply(answer, tools, params={"impact_high_fraction": 0.4, "impact_medium_fraction": 0.35})
+    assert review.hypotheses[-1].expected_impact == "low"
 
 
 def test_new_hypothesis_without_basis_is_speculative_with_no_bound() -> None:

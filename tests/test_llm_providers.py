@@ -15,6 +15,7 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner
+from conftest import needs_real_profile, real_nsys_profile
 from fakes.llm_server import (
     FakeLlmServer,
     Reply,
@@ -43,8 +44,8 @@ from engine.llm.tools import STATUS_MEANING, TOOL_NAMES, ToolBox
 from engine.rules.evaluate import RuleOutcome, RuleResult
 from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
 
-DLPROF = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "nsys" / "nsys2022.1_dlprof_2streams.sqlite"
-pytestmark = pytest.mark.skipif(not DLPROF.is_file(), reason="../shared/profiles not present")
+DLPROF = real_nsys_profile("nsys2022.1_dlprof_2streams.sqlite")
+pytestmark = needs_real_profile(DLPROF)
 
 
 @pytest.fixture(autouse=True)

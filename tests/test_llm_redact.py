@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from fakes.llm_server import FakeLlmServer
 from llm_world import HOME, PROVIDERS, SECRET, TOKEN, answer, provider_options, script, write_hostile
+from testkit.scenarios import example
 
 from engine.llm.model import LlmOptions
 from engine.llm.stage import llm_stage
@@ -37,7 +38,6 @@ from engine.profile.canonical import (
 )
 from engine.rules.evaluate import RuleResult
 from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis
-from engine.synth.scenarios import example
 
 # What may be sent under --redact because it is no user data (defined here, independently of pa):
 _ENUMS = {*DIRECTIONS, *MEMORY_KINDS, *SYNC_TYPES, *API_KINDS, *MARKER_KINDS, *MPI_KINDS, *KERNEL_CLASSES,

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from reference import reference_union
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
 
 from engine.llm.context import build_context, kernel_label
 from engine.llm.redact import Redactor
@@ -18,8 +20,6 @@ from engine.llm.sql_tool import SqlSandbox
 from engine.llm.stage import engine_tables
 from engine.llm.tools import ToolBox
 from engine.rules.evaluate import RuleResult
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
 
 EMPTY = RuleResult(hypotheses=[], skipped=[], packs=[], outcomes=[], metrics={}, buckets={})
 

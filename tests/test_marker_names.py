@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import Device, Kernel, Marker, Process, Scenario
 
-from engine.cli_analyze import analyze_profiles
 from engine.errors import UserError
 from engine.metrics.marker_names import DEFAULT_NAMING, RAW_NAMING, MarkerNaming
 from engine.metrics.summarize import summarize
+from engine.pipeline import AnalyzeRequest, analyze
 from engine.rules.engine import load_ruleset
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Device, Kernel, Marker, Process, Scenario
 
 CASES = [
     ("aten::mm, seq = 1234, op_id = 77", "aten::mm"),
@@ -77,7 +77,7 @@ def test_a_rule_pack_sets_the_normalisation(tmp_path: Path, monkeypatch: pytest.
     seen: list[MarkerNaming] = []
     real = stage1.summarize
     monkeypatch.setattr(stage1, "summarize", lambda *a, **k: seen.append(k["marker_naming"]) or real(*a, **k))
-    analyze_profiles([_profile(tmp_path)], site_packs=[site])
+    analyze([_profile(tmp_path)], AnalyzeRequest(site_packs=(site,)))
     assert seen == [MarkerNaming(number_words=False)]
 
 

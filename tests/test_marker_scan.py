@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import Device, Marker, Process, Scenario
 
 from engine.metrics.host import scan_markers
 from engine.metrics.marker_names import RAW_NAMING
@@ -24,8 +26,6 @@ from engine.profile.detect import detect
 from engine.profile.open import open_readonly
 from engine.profile.queryset import resolve
 from engine.profile.relations import VALID, Relations
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Device, Marker, Process, Scenario
 
 LISTED = 50
 

@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 
 from reference import reference_union  # tests/ is on sys.path
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
 
 from engine.metrics.summarize import summarize
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
 
 
 def test_migration_facts_match_a_hand_count(tmp_path: Path) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import Device, Marker, Process, Scenario
+
 from engine.metrics.summarize import summarize
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Device, Marker, Process, Scenario
 
 
 def test_mpi_from_nvtx_ranges_equals_mpi_from_the_mpi_tables(tmp_path: Path) -> None:

@@ -94,8 +94,8 @@ def test_real_profiles_detected(real_profile):
 
 
 def test_summary_text_says_not_captured_instead_of_zero(tmp_path):
-    from engine.synth import scenarios
-    from engine.synth.nsys_writer import write_nsys
+    from testkit import scenarios
+    from testkit.nsys_writer import write_nsys
 
     p = tmp_path / "degraded.sqlite"
     # the host launched work, but the kernel and copy tables are absent (GPU tracing off)

@@ -24,13 +24,13 @@ from pathlib import Path
 
 import pytest
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
+from testkit.nsys_writer import write_nsys
+from testkit.rocpd_writer import FLAVOURS, write_rocpd
+from testkit.scenario import Scenario
+from testkit.scenarios import ALL_SCENARIOS
 
 from engine.metrics.model import ProfileSummary
 from engine.metrics.summarize import summarize
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.rocpd_writer import FLAVOURS, write_rocpd
-from engine.synth.scenario import Scenario
-from engine.synth.scenarios import ALL_SCENARIOS
 
 # the scenarios both vendors can record (a Nsight-only layout is compared with nothing)
 NAMES = sorted(n for n in ALL_SCENARIOS if "rocpd" in ALL_SCENARIOS[n]().expected.formats)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from testkit.phased import MS, T0, phased, write
+from testkit.scenario import Kernel, Marker
 
 from engine.metrics.model import ProfileSummary
+from engine.metrics.phases import segment as sg
 from engine.metrics.summarize import summarize
-from engine.phases import segment as sg
-from engine.phases.synth import MS, T0, phased, write
-from engine.synth.scenario import Kernel, Marker
 
 A = {"gemm_tn_kernel": 1.0}
 B = {"stencil3d_kernel": 0.7, "reduce_sum_kernel": 0.3}

@@ -16,11 +16,12 @@ from engine.profile.relations import Relations
 
 
 def test_version_order():
-    assert version_key("legacy") < version_key("2.9") < version_key("3.4") < version_key("3.13") < version_key("3.24")
+    assert version_key("base") == version_key("legacy")   # the base set reads the unversioned files
+    assert version_key("base") < version_key("2.9") < version_key("3.4") < version_key("3.13") < version_key("3.24")
 
 
 @pytest.mark.parametrize(("version", "expected"), [
-    ("legacy", "legacy"), ("2.9.1", "2.9"), ("3.1.2", "2.9"), ("3.16.0", "2.9"), ("3.17.3", "2.9"),
+    ("legacy", "base"), ("2.9.1", "2.9"), ("3.1.2", "2.9"), ("3.16.0", "2.9"), ("3.17.3", "2.9"),
     ("3.24.14", "3.24"), ("3.25.0", "3.24"),
 ])
 def test_highest_set_not_above_the_file(version, expected):
@@ -31,10 +32,10 @@ def test_missing_files_are_inherited_from_lower_sets():
     qs = resolve("nsys", "3.24.14")
     # allocations: no Nsight Systems file yet (no export in ../shared/profiles records
     # CUDA_GPU_MEMORY_USAGE_EVENTS to check one against): skipped with that reason
-    assert set(qs.files) == set(RELATIONS) - {"allocations"}
+    assert set(qs.files) == set(RELATIONS) - {"allocations", "memcpy_requests"}
     assert qs.files["overhead"].version_dir == "3.24"
     assert qs.files["devices"].version_dir == "2.9"
-    assert qs.files["kernels"].version_dir == "legacy"
+    assert qs.files["kernels"].version_dir == "base"
 
 
 def test_new_version_dir_only_needs_changed_files(tmp_path):
@@ -42,7 +43,7 @@ def test_new_version_dir_only_needs_changed_files(tmp_path):
     shutil.copytree(data_dir("queries"), root)
     new = root / "nsys" / "9.0"
     new.mkdir()
-    (new / "kernels.sql").write_text((root / "nsys" / "legacy" / "kernels.sql").read_text())
+    (new / "kernels.sql").write_text((root / "nsys" / "base" / "kernels.sql").read_text())
     qs = resolve("nsys", "9.1", root=root)
     assert qs.version == "9.0"
     assert qs.files["kernels"].version_dir == "9.0"

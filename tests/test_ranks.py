@@ -6,13 +6,13 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from testkit.nsys_writer import write_nsys
+from testkit.phased import MS, T0, US
+from testkit.scenario import Device, Kernel, Marker, MpiCall, Process, Scenario
 
 from engine.errors import UserError
-from engine.phases.synth import MS, T0, US
 from engine.ranks import cross_rank, discover, rank_from_name, summarize_ranks
 from engine.ranks.discover import assign_ranks
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Device, Kernel, Marker, MpiCall, Process, Scenario
 
 SLOW = 2
 N_RANKS = 4

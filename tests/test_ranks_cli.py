@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from testkit.rank_sets import write_rank_set
 
 from engine.cli import main
 from engine.ranks import summarize_ranks
 from engine.ranks.model import MultiRankSummary
-from engine.ranks.synth import write_rank_set
 from engine.report.schema import schema_errors
 
 STRAGGLER = 5

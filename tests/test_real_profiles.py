@@ -12,10 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import needs_real_profile, real_nsys_profile
 from reference import reference_union  # tests/ is on sys.path
 
 from engine.metrics.summarize import summarize
 
+OPENMP_T4 = real_nsys_profile("nsys2023.3_openmp_t4.sqlite")
+CLOVERLEAF = real_nsys_profile("nsys2024.5_cloverleaf_a100.sqlite")
 DIRECTION_BY_LABEL = {
     "Host-to-Device": "HtoD", "Device-to-Host": "DtoH", "Device-to-Device": "DtoD",
     "Peer-to-Peer": "PtoP", "Host-to-Host": "HtoH",
@@ -243,12 +246,9 @@ def test_pinned_estimate_of_pageable_copies_from_raw_rows(real_profile, ref):
         assert c.pinned_estimate_ns <= c.total_ns
 
 
+@needs_real_profile(OPENMP_T4)
 def test_openmp_t4_pinning_bound_by_hand():
-    from conftest import SHARED_PROFILES
-
-    p = SHARED_PROFILES / "nsys" / "nsys2023.3_openmp_t4.sqlite"
-    if not p.is_file():
-        pytest.skip(f"{p} not present")
+    p = OPENMP_T4
     s = summarize(p)
     assert s.copies is not None
     by = {(c.direction, c.src_kind, c.dst_kind): c for c in s.copies.by_kind}
@@ -272,12 +272,9 @@ def test_kernels_sharing_a_short_name_are_told_apart(real_profile):
             assert names == [short]          # a unique short name is shown as it is
 
 
+@needs_real_profile(CLOVERLEAF)
 def test_cloverleaf_functors_name_their_kernels():
-    from conftest import SHARED_PROFILES
-
-    p = SHARED_PROFILES / "nsys" / "nsys2024.5_cloverleaf_a100.sqlite"
-    if not p.is_file():
-        pytest.skip(f"{p} not present")
+    p = CLOVERLEAF
     labels = {k.display_name for k in summarize(p).kernels}
     # nine templates shorten to par_ranged2d_kernel; the functor each one runs tells them apart
     for functor in ("PdV_kernel", "accelerate_kernel", "viscosity_kernel", "ideal_gas_kernel"):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit.accuracy import generate_profile
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import Marker, Process, Scenario
 
 from engine.cli import main
-from engine.rules.accuracy import generate_profile
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Marker, Process, Scenario
 
 
 def analyze(path: Path, fmt: str = "json") -> str:

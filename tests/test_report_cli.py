@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import NSYS_PROFILES, missing_reason, real_nsys_profiles
 from test_report_fixtures import make_report
 
 from engine.cli import main
 from engine.report.schema import build_report_schema, dump_schema, schema_errors
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "nsys"
-PROFILES = sorted(SHARED.glob("*.sqlite")) if SHARED.is_dir() else []
+PROFILES = real_nsys_profiles()
 FORMATS = ["text", "markdown", "html", "json"]
 
 
@@ -25,15 +25,15 @@ def _run(*args: str) -> Any:
 @pytest.fixture(scope="module")
 def example_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled example, copied into a directory whose path must never leak into a report."""
-    from engine.synth import scenarios
-    from engine.synth.nsys_writer import write_nsys
+    from testkit import scenarios
+    from testkit.nsys_writer import write_nsys
 
     out = tmp_path_factory.mktemp("secret_dir") / "example.sqlite"
     write_nsys(scenarios.example(), out)
     return out
 
 
-@pytest.mark.skipif(not PROFILES, reason="shared profiles not present")
+@pytest.mark.skipif(not PROFILES, reason=missing_reason(NSYS_PROFILES))
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.stem)
 def test_every_shared_profile_every_format(profile: Path, tmp_path: Path) -> None:
     for fmt in FORMATS:
@@ -41,7 +41,7 @@ def test_every_shared_profile_every_format(profile: Path, tmp_path: Path) -> Non
         result = _run(str(profile), "--no-llm", "--format", fmt, "-o", str(out))
         assert result.exit_code == 0, result.output
         text = out.read_text(encoding="utf-8")
-        assert str(SHARED) not in text
+        assert str(NSYS_PROFILES) not in text
         if fmt == "json":
             doc = json.loads(text)
             assert schema_errors(doc) == []

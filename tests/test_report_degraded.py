@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
 
 from engine.cli import main
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
 
 
 def test_report_key_metrics_are_null_not_zero_when_gpu_activity_was_not_captured(tmp_path):

@@ -33,7 +33,7 @@ def test_each_format_shows_the_findings(doc: dict[str, Any], fmt: str) -> None:
     assert "--no-llm" in out or "rules_only" in out   # rules only is said
     if fmt != "json":
         assert "Primary bottleneck" in out
-        assert "nsys/legacy/api_calls.sql" in out     # a cited value traced to its query file
+        assert "nsys/base/api_calls.sql" in out     # a cited value traced to its query file
         # the gain as an engineer writes it: F = 30 % → 1/0.7 = 1.43×, half removed 1/0.85 = 1.18×
         assert "up to 1.43× faster (−30 % time)" in out and "about 1.18× if half of it is removed" in out
         assert not re.search(r"gains? at most \d", out)
@@ -62,7 +62,7 @@ def test_markdown_table_cells_escaped(doc: dict[str, Any]) -> None:
 def test_evidence_values_are_traced(doc: dict[str, Any]) -> None:
     v = doc["hypotheses"][0]["evidence"][0]["values"]
     assert v[0]["section"] == "summary.sync"
-    assert "nsys/legacy/api_calls.sql" in v[0]["query_files"]
+    assert "nsys/base/api_calls.sql" in v[0]["query_files"]
     assert v[1]["section"] is None and v[1]["relations"] == []   # a rule metric: traced by the pack hash
     assert doc["sources"]["summary.sync"]["query_files"][0]["sha256"] == "cd" * 32
 
@@ -105,8 +105,8 @@ def test_number_formatting() -> None:
     assert fmt_ns(None) == "n/a"
     assert fmt_ns(1_500_000_000) == "1.5 s"
     assert fmt_ns(999) == "999 ns"
-    assert fmt_pct(0.001) == "<0.1%"        # tiny but real never reads as 0.0 %
-    assert fmt_pct(0.0) == "0.0%"
+    assert fmt_pct(0.001) == "<0.1 %"       # tiny but real never reads as 0.0 %
+    assert fmt_pct(0.0) == "0.0 %"
     assert fmt_pct(None) == "n/a"
 
 

@@ -16,14 +16,8 @@ from pathlib import Path
 
 import pytest
 from rocpd_ddl import needs_rocpd_ddl, rocpd_flavours  # tests/ is on sys.path
-
-from engine.metrics.summarize import summarize
-from engine.profile.detect import detect
-from engine.profile.open import open_readonly
-from engine.profile.queryset import resolve
-from engine.profile.relations import Relations
-from engine.synth.rocpd_writer import Allocation, ddl_dir, render_ddl, write_rocpd, write_rocpd_bulk
-from engine.synth.scenario import (
+from testkit.rocpd_writer import Allocation, ddl_dir, render_ddl, write_rocpd, write_rocpd_bulk
+from testkit.scenario import (
     ApiCall,
     Copy,
     Device,
@@ -35,6 +29,12 @@ from engine.synth.scenario import (
     Process,
     Scenario,
 )
+
+from engine.metrics.summarize import summarize
+from engine.profile.detect import detect
+from engine.profile.open import open_readonly
+from engine.profile.queryset import resolve
+from engine.profile.relations import Relations
 
 pytestmark = needs_rocpd_ddl
 
@@ -488,11 +488,16 @@ def test_devices_only_used_gpus(written: tuple[str, Path]) -> None:
     assert [r[0] for r in rows] == [0, 1]  # 4 GPU agents listed, 2 used
     for _device, name, clock, cus, wave, bw, gfx in rows:
         assert name == "AMD Instinct MI250X" and gfx == "gfx90a"
-        assert bw == 1_638_400_000_000  # one MI250X GCD
+        assert bw is None   # rocpd stores none: the summary takes the spec sheet's (hardware.yaml)
         if flavour == "rocprofv3":
             assert clock == 1_700_000_000 and cus == 110 and wave == 64
         else:  # rocprof-sys writes extdata '{}': unknown, not zero
             assert clock is None and cus is None
+    hw = {d.id: d.hardware for d in summarize(path).devices}
+    # AMD's MI250X sheet: 3.2768 TB/s per package, two GCDs listed as two agents: half each
+    assert {i: h.memory_bandwidth_bps for i, h in hw.items()} == {0: 1_638_400_000_000, 1: 1_638_400_000_000}
+    assert hw[0].host_link == "PCIe 4.0 x16 (assumed from GPU generation)"   # gfx90a
+    assert hw[0].host_link_bandwidth_bps == 31_500_000_000
 
 
 def test_processes_threads_meta(written: tuple[str, Path], scenario: Scenario) -> None:

@@ -6,8 +6,8 @@ reports every (table, column) the statement reads. A column absent from the DDL 
 statement does not prepare, or the relation is skipped for a missing requirement), and so does a
 column read but not declared in the file's `requires` / `optional` header, which is what pa checks
 against a profile before running the SQL. A double-quoted name that is neither read nor defined
-would be taken by SQLite as a string literal: that fails too. The SQL pa runs outside query files
-(engine/metrics/degraded.py) is held to the same check.
+would be taken by SQLite as a string literal: that fails too. pa runs no rocpd SQL outside query
+files (the degraded-capture facts read the memcpy_requests and meta relations).
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ from pathlib import Path
 
 import pytest
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
+from testkit.rocpd_writer import ddl_dir, render_ddl
 
-from engine.metrics.degraded import _category_cte, memcpy_args_sql
 from engine.paths import data_dir
 from engine.profile.canonical import RELATIONS
 from engine.profile.queryset import QueryFile, QuerySet, resolve
 from engine.profile.relations import Relations
-from engine.synth.rocpd_writer import ddl_dir, render_ddl
 
 pytestmark = needs_rocpd_ddl
 
@@ -105,15 +104,6 @@ def test_query_files_read_only_columns_the_ddl_has(tmp_path: Path, major: str, f
     # every relation pa reads from rocpd has a file in this set
     # (no GPU-side sync records, profiler overhead, OS runtime calls, CPU samples or driver JIT records)
     assert set(qs.files) == set(RELATIONS) - {"syncs", "overhead", "os_calls", "cpu_samples", "driver_jit"}
-
-
-@pytest.mark.parametrize(("major", "flavour"), list(DDL))
-def test_sql_outside_query_files_reads_only_ddl_columns(tmp_path: Path, major: str, flavour: str) -> None:
-    conn = ddl_database(tmp_path, major, flavour)
-    v4 = major == "4"
-    for sql in (memcpy_args_sql(v4), _category_cte(("mpi",), v4)):
-        for table, column in reads_of(conn, sql):
-            assert column in columns(conn, table), (table, column)
 
 
 def test_the_guard_catches_a_column_the_ddl_lacks(tmp_path: Path) -> None:

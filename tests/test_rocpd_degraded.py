@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
+from testkit.rocpd_writer import FLAVOURS, write_rocpd
+from testkit.scenario import ApiCall, Device, Process, Scenario
+from testkit.scenarios import ALL_SCENARIOS
 
 from engine.cli import main as cli
 from engine.metrics.model import ProfileSummary
 from engine.metrics.summarize import summarize
-from engine.synth.rocpd_writer import FLAVOURS, write_rocpd
-from engine.synth.scenario import ApiCall, Device, Process, Scenario
-from engine.synth.scenarios import ALL_SCENARIOS
 
 MEMCPY_KINDS = ("memcpy", "memcpy_async")
 pytestmark = needs_rocpd_ddl

@@ -17,6 +17,9 @@ import pytest
 from click.testing import CliRunner
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 from test_rocpd import MIB, RCCL_KERNEL, allocations_of, make_scenario
+from testkit.rocpd_writer import ddl_dir, render_ddl, write_rocpd
+from testkit.scenario import Scenario
+from testkit.scenarios import ALL_SCENARIOS
 
 from engine.cli import main as cli
 from engine.metrics.model import ProfileSummary
@@ -25,9 +28,6 @@ from engine.profile.detect import detect
 from engine.profile.open import open_readonly
 from engine.profile.queryset import resolve
 from engine.profile.relations import Relations
-from engine.synth.rocpd_writer import ddl_dir, render_ddl, write_rocpd
-from engine.synth.scenario import Scenario
-from engine.synth.scenarios import ALL_SCENARIOS
 
 pytestmark = needs_rocpd_ddl
 
@@ -214,7 +214,10 @@ def test_3_0_5_is_read_by_the_3_set_without_warning(tmp_path: Path, scenario: Sc
     qs = resolve("rocpd", fmt.schema_version)
     assert (fmt.schema_version, qs.name, qs.warnings) == ("3.0.5", "rocpd/3", [])
     s = summarize(path)
-    assert s.warnings == [] and s.profile.schema_version == "3.0.5"
+    # no version warning; the fixture's copies (MiBs in 1.9 µs) are faster than any link, which pa
+    # rightly says is a measurement problem
+    assert [w for w in s.warnings if "above the assumed peak" not in w] == []
+    assert s.profile.schema_version == "3.0.5"
     assert s.gpu.kernel_count == len(scenario.kernels)
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
+from testkit.accuracy import rates, run
 
-from engine.rules.accuracy import rates, run
 from engine.rules.engine import load_ruleset
 
 

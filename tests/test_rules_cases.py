@@ -2,31 +2,39 @@
 
 A case expects the rule to be `fires` (with its `claim` kind, recoverable by default, and the
 `runtime_fraction` range a planted truth allows), `silent`, `skipped`, `suppressed` (`by` another
-rule) or `below_noise_floor`. It names either a single-profile `scenario` (engine.synth.scenarios,
-in each of `formats`), a multi-rank `rank_set` (engine.ranks.synth kinds, 8 ranks, nsys): the rules
+rule) or `below_noise_floor`. It names either a single-profile `scenario` (testkit.scenarios,
+in each of `formats`), a multi-rank `rank_set` (testkit.rank_sets kinds, 8 ranks, nsys): the rules
 then run on the primary rank's summary with the cross-rank facts, as `pa analyze DIR` does; or a planted-phase profile
-`phased` (engine.phases.synth.phased, nsys): a list of `[duration_ms, {kernel: weight}, busy]`
+`phased` (testkit.phased.phased, nsys): a list of `[duration_ms, {kernel: weight}, busy]`
 phases, with optional `markers` (one label per phase) and `seed`. A case may name the `phase` whose
 outcome it checks (default: the rule fires in some phase / stays silent in every phase).
+
+A case may instead state its input inline: `input` is a list of blocks of steps (launch, sync, host,
+copy, memset, malloc, mpi; see testkit.facts), written as an Nsight Systems profile. Inline cases
+carry the threshold-boundary checks: one input exactly at a rule's threshold (fires), one just
+below (silent).
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
+from testkit.accuracy import generate_profile
+from testkit.facts import scenario_from_facts
+from testkit.nsys_writer import write_nsys
+from testkit.phased import MS, phased, write
+from testkit.rank_sets import KINDS, write_rank_set
+from testkit.scenarios import ALL_SCENARIOS
 
 from engine.metrics.summarize import summarize
-from engine.phases.synth import MS, phased, write
 from engine.ranks import cross_rank, summarize_ranks
-from engine.ranks.synth import KINDS, write_rank_set
-from engine.rules.accuracy import generate_profile
-from engine.rules.engine import evaluate, load_ruleset
+from engine.rules.engine import RuleSet, evaluate, load_ruleset
 from engine.rules.loader import builtin_pack_paths
-from engine.synth.scenarios import ALL_SCENARIOS
 
 CASE_DIR = Path(__file__).parent / "rule_cases"
 
@@ -38,6 +46,7 @@ def _cases() -> list[Any]:
         assert data["rule"] == f.stem, f"{f.name}: rule id differs from the file name"
         for i, case in enumerate(data["cases"]):
             name = case.get("scenario") or (f"ranks:{case['rank_set']}" if "rank_set" in case
+                                            else f"inline:{case.get('name', i)}" if "input" in case
                                             else f"phased:{case.get('name', i)}")
             for fmt in case.get("formats", ["nsys"]):
                 out.append(pytest.param(data["rule"], case, fmt, id=f"{f.stem}-{i}-{name}-{fmt}",
@@ -50,15 +59,36 @@ def profiles(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("rule_case_profiles")
 
 
+def _ruleset(tmp_path: Path, params: dict[str, Any]) -> RuleSet:
+    """The built-in rules with `params` overridden through a site pack, as a site would."""
+    if not params:
+        return load_ruleset()
+    pack = tmp_path / f"case-{len(list(tmp_path.glob('case-*.yaml')))}.yaml"
+    pack.write_text(yaml.safe_dump({"pack": "case", "description": "test case params", "override_params": params}))
+    return load_ruleset([pack])
+
+
+def _check_boundary(rule_id: str, case: dict[str, Any], summary: Any, extra: dict[str, Any] | None,
+                    tmp_path: Path) -> None:
+    """The rule fires with its threshold param exactly at the input's metric and is silent just above it.
+
+    Put the other way round: an input whose metric equals the threshold fires, one whose metric is the
+    next float below it does not, so the rule compares that metric with that param by `>=`.
+    """
+    param, metric = case["boundary"]["param"], case["boundary"]["metric"]
+    params = dict(case.get("params") or {})
+    value = evaluate(summary, _ruleset(tmp_path, params), extra_facts=extra).metrics[metric]
+    assert isinstance(value, (int, float)) and value > 0, (metric, value)
+    for threshold, want in ((value, "fired"), (math.nextafter(float(value), math.inf), "silent")):
+        result = evaluate(summary, _ruleset(tmp_path, {**params, param: threshold}), extra_facts=extra)
+        got = [o.status for o in result.outcomes if o.rule_id == rule_id]
+        assert got == [want], f"{param} = {threshold!r} with {metric} = {value!r}: {got}, want {want}"
+
+
 @pytest.mark.parametrize(("rule_id", "case", "fmt"), _cases())
 def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, profiles: Path, tmp_path: Path) -> None:
-    site = []
-    if case.get("params"):
-        pack = tmp_path / "case.yaml"
-        pack.write_text(yaml.safe_dump({"pack": "case", "description": "test case params",
-                                        "override_params": case["params"]}))
-        site.append(pack)
-    rs = load_ruleset(site)
+    rs = _ruleset(tmp_path, case.get("params") or {})
+    extra = None
     if "rank_set" in case:
         assert case["rank_set"] in KINDS
         folder = profiles / f"ranks-{case['rank_set']}"
@@ -66,15 +96,21 @@ def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, profiles: Path,
             write_rank_set(folder, case["rank_set"])
         ranks = summarize_ranks([folder], workers=1)
         cr = cross_rank(ranks)
-        primary = next(r.summary for r in ranks.ranks if r.rank == cr.primary_rank)
-        result = evaluate(primary, rs, extra_facts=cr.facts())
+        summary = next(r.summary for r in ranks.ranks if r.rank == cr.primary_rank)
+        extra = cr.facts()
+    elif "input" in case:
+        summary = summarize(write_nsys(scenario_from_facts(case["input"]), tmp_path / "inline.sqlite"))
     elif "phased" in case:
         phases = [(int(ms * MS), dict(mix), float(busy)) for ms, mix, busy in case["phased"]]
         scen, _ = phased(phases, seed=case.get("seed", 0), markers=case.get("markers"))
-        result = evaluate(summarize(write(scen, tmp_path / "phased.sqlite")), rs)
+        summary = summarize(write(scen, tmp_path / "phased.sqlite"))
     else:
         assert case["scenario"] in ALL_SCENARIOS
-        result = evaluate(summarize(generate_profile(case["scenario"], fmt, profiles)), rs)
+        summary = summarize(generate_profile(case["scenario"], fmt, profiles))
+    if "boundary" in case:
+        _check_boundary(rule_id, case, summary, extra, tmp_path)
+        return
+    result = evaluate(summary, rs, extra_facts=extra)
     outcomes = [o for o in result.outcomes if o.rule_id == rule_id]
     hyps = [h for h in result.hypotheses if h.rule_id == rule_id]
     if "phase" in case:
@@ -133,3 +169,28 @@ def test_every_builtin_rule_has_cases_and_description() -> None:
             assert p.source, f"param {p.name} does not say where its value comes from"
     for m in rs.metrics.values():
         assert m.description.strip(), f"metric {m.name} has no description"
+
+
+def test_every_rule_fires_in_a_case_and_is_silent_in_another() -> None:
+    """Each built-in rule is shown firing and shown silent (its `when` false) by cases that run above.
+
+    A threshold-boundary case counts as both: it checks the rule firing at its threshold and silent
+    just below it.
+    """
+    seen: dict[str, set[str]] = {}
+    for f in sorted(CASE_DIR.glob("*.yaml")):
+        for case in yaml.safe_load(f.read_text())["cases"]:
+            kinds = {"fires", "silent"} if "boundary" in case else {case["expect"]}
+            seen.setdefault(f.stem, set()).update(kinds)
+    rules = sorted(load_ruleset().rules)
+    never_fires = [r for r in rules if "fires" not in seen.get(r, set())]
+    never_silent = [r for r in rules if "silent" not in seen.get(r, set())]
+    assert not never_fires, f"rules no case shows firing: {never_fires}"
+    assert not never_silent, f"rules no case shows silent: {never_silent}"
+
+
+def test_inline_and_boundary_cases_exist() -> None:
+    """Cases state their input inline, and the main thresholds have boundary cases."""
+    cases = [c for f in CASE_DIR.glob("*.yaml") for c in yaml.safe_load(f.read_text())["cases"]]
+    assert sum("input" in c for c in cases) >= 10
+    assert sum("boundary" in c for c in cases) >= 8

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from testkit.accuracy import generate_profile
 
 from engine.cli import main
-from engine.rules.accuracy import generate_profile
 
 
 def test_list_show_validate(tmp_path: Path) -> None:

@@ -73,6 +73,31 @@ def launch_bound() -> ProfileSummary:
                         recoverable_by_cause={"launch": 600_000_000})
 
 
+def test_rulepack_schema_lists_the_one_vocabulary() -> None:
+    # bottleneck types, buckets, action categories and claims are defined once, as Literals in
+    # engine/rules/hypothesis.py; the hand-written rule-pack schema must list exactly those values
+    from engine.rules.hypothesis import ACTION_CATEGORIES, BOTTLENECK_TYPES, BUCKETS, CLAIMS
+
+    schema = json.loads((data_dir("schemas") / "rulepack.schema.json").read_text())
+    found: dict[str, list[list[str]]] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(value, dict) and "enum" in value:
+                    found.setdefault(key, []).append(value["enum"])
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    for key, values in (("bottleneck_type", BOTTLENECK_TYPES), ("bucket", BUCKETS),
+                        ("action_category", ACTION_CATEGORIES), ("claim", CLAIMS)):
+        assert found.get(key), f"rulepack schema has no enum for {key}"
+        assert all(enum == list(values) for enum in found[key]), (key, found[key], values)
+
+
 def test_builtin_packs_validate_against_schema() -> None:
     schema = json.loads((data_dir("schemas") / "rulepack.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)

@@ -3,10 +3,11 @@ claim the same host stalls."""
 
 from __future__ import annotations
 
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
+
 from engine.metrics.summarize import summarize
 from engine.rules.engine import evaluate, load_ruleset
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
 
 
 def test_host_bound_phase_suppresses_the_run_level_idle_finding(tmp_path):

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from testkit.phased import MS, phased, write
 
 from engine.cli import main
 from engine.metrics.summarize import summarize
-from engine.phases.synth import MS, phased, write
 from engine.rules.engine import evaluate, load_ruleset
 
 BUSY = {"gemm_kernel": 1.0}

@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rocpd_ddl import rocpd_flavours  # tests/ is on sys.path
+from testkit.nsys_writer import write_nsys
+from testkit.rocpd_writer import write_rocpd
+from testkit.scenarios import mpi_collectives, nvtx_nested, pageable_htod, sync_after_launch
 
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly
 from engine.profile.queryset import resolve
 from engine.profile.relations import Relations, _parse_ints
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.rocpd_writer import write_rocpd
-from engine.synth.scenarios import mpi_collectives, nvtx_nested, pageable_htod, sync_after_launch
 
 CHUNKED = ("kernels", "copies", "api_calls", "markers")
 

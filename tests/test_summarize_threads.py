@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from rocpd_ddl import rocpd_flavours  # tests/ is on sys.path
+from testkit.nsys_writer import write_nsys
+from testkit.rocpd_writer import write_rocpd
+from testkit.scenarios import mixed_sync_and_idle, nvtx_nested
 
 import engine.metrics.summarize as summarize_module
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.rocpd_writer import write_rocpd
-from engine.synth.scenarios import mixed_sync_and_idle, nvtx_nested
 
 
 class _InlinePool:

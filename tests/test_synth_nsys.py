@@ -1,7 +1,7 @@
 """Tests of the Nsight Systems fixture writer and the planted scenarios.
 
 Every check on a written file is direct SQL on that file (never the code under test), and the DDL is
-compared with the real exports in /work/shared/profiles/nsys when that folder exists.
+compared with the real exports in ../shared/profiles/nsys when that folder exists.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from conftest import missing_reason, needs_real_profile, real_nsys_profile
 from reference import reference_union  # tests/ is on sys.path
-
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import (
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import (
     ApiCall,
     Copy,
     Device,
@@ -31,11 +31,10 @@ from engine.synth.scenario import (
     Scenario,
     Sync,
 )
-from engine.synth.scenarios import ALL_SCENARIOS, example, scaled
+from testkit.scenarios import ALL_SCENARIOS, example, scaled
 
 LAYOUTS = ("3.13", "3.24", "2.9", "legacy")
 MODERN = ("3.13", "3.24")
-REAL = Path("/work/shared/profiles/nsys")
 BOTTLENECK_TYPES = {"compute_bound", "memory_bound", "mpi_latency", "mpi_imbalance",
                     "cpu_launch_overhead", "synchronization", "io", "allocation", "compilation",
                     "communication", "other"}
@@ -286,11 +285,9 @@ def test_global_ids_encode_pid_and_tid(files: dict, mixed: Scenario, layout: str
             (VM | (p.pid << 24), p.pid, p.name) for p in mixed.processes}
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="real nsys exports not available")
+@needs_real_profile(real_nsys_profile("nsys2024.5_cloverleaf_a100.sqlite"))
 def test_real_files_use_the_same_id_encoding() -> None:
-    path = REAL / "nsys2024.5_cloverleaf_a100.sqlite"
-    if not path.exists():
-        pytest.skip("reference export missing")
+    path = real_nsys_profile("nsys2024.5_cloverleaf_a100.sqlite")
     rows = q(path, "SELECT globalPid, pid FROM PROCESSES")
     assert rows and all(g == VM | (pid << 24) for g, pid in rows)
 
@@ -463,11 +460,9 @@ _NEWEST = "nsys2026.2_h100_2proc_nvtx_slice.sqlite"
 
 
 def _real(name: str) -> Path:
-    if not REAL.is_dir():
-        pytest.skip("real nsys exports not available")
-    path = REAL / name
-    if not path.exists():
-        pytest.skip(f"{name} not available")
+    path = real_nsys_profile(name)
+    if not path.is_file():
+        pytest.skip(missing_reason(path))
     return path
 
 

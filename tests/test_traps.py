@@ -13,11 +13,11 @@ from collections import defaultdict
 
 import pytest
 from reference import reference_union  # tests/ is on sys.path
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import Copy, Device, Kernel, Marker, Process, Scenario
 
 from engine.metrics.summarize import summarize
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Copy, Device, Kernel, Marker, Process, Scenario
 
 
 def _write(tmp_path, scen, name="p.sqlite", **kw):
@@ -225,7 +225,7 @@ def test_largest_gaps_name_what_the_host_was_doing(tmp_path, name, expected):
 
 def test_one_call_written_twice_counts_once(tmp_path):
     """A runtime record and the driver record it made, sharing one correlation id, are one launch."""
-    from engine.synth.scenario import ApiCall
+    from testkit.scenario import ApiCall
 
     ks, calls = [], []
     for i in range(10):

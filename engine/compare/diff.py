@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from engine.compare.changes import change, pct_change, significant
+from engine.compare.facets import comparability_warnings, device_changes, iteration_change, verdict
 from engine.compare.model import (
     CaptureRef,
     Change,
@@ -21,35 +23,13 @@ from engine.compare.model import (
     PhaseComparison,
 )
 from engine.compare.narrative import narrate
+from engine.metrics.idle import run_idle_ns
 from engine.metrics.model import ProfileSummary
-from engine.phases.model import PhaseSummary
+from engine.metrics.phases.model import PhaseSummary
 from engine.rules.hypothesis import Hypothesis
 
 DEFAULT_NOISE_FLOOR_PCT = 2.0
 KEY_MIN_SPAN_FRACTION = 0.001
-
-
-def significant(before: float, after: float, floor_pct: float) -> bool:
-    """|after − before| > floor × max(|before|, |after|)."""
-    return abs(after - before) > floor_pct / 100.0 * max(abs(before), abs(after))
-
-
-def _pct(delta: float, before: float) -> float | None:
-    return 100.0 * delta / before if before else None
-
-
-def change(metric: str, unit: str, before: float | None, after: float | None, floor: float) -> Change:
-    """One compared scalar; None on either side means "not captured" and is never significant."""
-    if before is None or after is None:
-        return Change(metric=metric, unit=unit, before=before, after=after, delta=None, delta_pct=None,
-                      significant=False)
-    d = after - before
-    return Change(metric=metric, unit=unit, before=before, after=after, delta=d, delta_pct=_pct(d, before),
-                  significant=significant(before, after, floor))
-
-
-def _idle(s: ProfileSummary) -> int:
-    return max(0, s.span_ns * max(s.gpu.device_count, 1) - s.gpu.busy_ns)
 
 
 def overview(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[Change]:
@@ -62,7 +42,7 @@ def overview(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[Change]
     return [
         change("span", "ns", b.span_ns, a.span_ns, floor),
         change("gpu busy", "ns", b.gpu.busy_ns, a.gpu.busy_ns, floor),
-        change("gpu idle", "ns", _idle(b), _idle(a), floor),
+        change("gpu idle", "ns", run_idle_ns(b), run_idle_ns(a), floor),
         change("utilization", "pct", b.gpu.utilization_pct, a.gpu.utilization_pct, floor),
         change("kernel time", "ns", b.gpu.kernel_time_ns, a.gpu.kernel_time_ns, floor),
         change("kernel count", "count", b.gpu.kernel_count, a.gpu.kernel_count, floor),
@@ -84,8 +64,9 @@ def kernel_changes(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[K
         bt, at = (kb.total_ns if kb else 0), (ka.total_ns if ka else 0)
         status = "new" if kb is None else "vanished" if ka is None else \
             "changed" if significant(bt, at, floor) else "unchanged"
+        pct, note = pct_change(bt, at)
         out.append(KernelChange(name=name, status=status, before_ns=bt, after_ns=at, delta_ns=at - bt,
-                                delta_pct=_pct(at - bt, bt), before_count=kb.count if kb else 0,
+                                delta_pct=pct, note=note, before_count=kb.count if kb else 0,
                                 after_count=ka.count if ka else 0))
     out.sort(key=lambda k: (-abs(k.delta_ns), k.name))
     return out
@@ -135,7 +116,7 @@ def key_differences(ov: list[Change], kernels: list[KernelChange], phases: list[
                 and c.before is not None and c.after is not None:
             out.append(KeyDifference(id="", what=c.metric, kind=_KIND.get(c.metric, "overall"), phase=phase,
                                      before_ns=int(c.before), after_ns=int(c.after), delta_ns=int(c.delta),
-                                     delta_pct=c.delta_pct))
+                                     delta_pct=c.delta_pct, note=c.note))
     for c in ov:
         add(c, None)
     for pc in phases:
@@ -145,7 +126,8 @@ def key_differences(ov: list[Change], kernels: list[KernelChange], phases: list[
         if k.status != "unchanged" and abs(k.delta_ns) >= min_ns:
             out.append(KeyDifference(id="", what=f"{k.status} kernel {k.name}" if k.status in ("new", "vanished")
                                      else f"kernel {k.name}", kind="kernel", before_ns=k.before_ns,
-                                     after_ns=k.after_ns, delta_ns=k.delta_ns, delta_pct=k.delta_pct))
+                                     after_ns=k.after_ns, delta_ns=k.delta_ns, delta_pct=k.delta_pct,
+                                     note=k.note))
     out.sort(key=lambda d: (-abs(d.delta_ns), d.phase or "", d.what))
     return [d.model_copy(update={"id": f"K{n}"}) for n, d in enumerate(out, start=1)]
 
@@ -191,14 +173,15 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
     identical = before.profile.sha256 == after.profile.sha256
     within = not any(c.significant for c in ov) and all(k.status == "unchanged" for k in kernels) \
         and not any(c.significant for p in phases for c in p.changes)
-    warnings = []
-    if before.profile.vendor != after.profile.vendor:
-        warnings.append(f"comparing a {before.profile.vendor} capture with a {after.profile.vendor} one")
+    it, it_reason = iteration_change(before, after, floor)
+    verdict_, basis, verdict_reason = verdict(next(c for c in ov if c.metric == "span"), it, identical)
     comp = Comparison(
         before=CaptureRef(file_name=before.profile.file_name, sha256=before.profile.sha256, span_ns=before.span_ns),
         after=CaptureRef(file_name=after.profile.file_name, sha256=after.profile.sha256, span_ns=after.span_ns),
-        noise_floor_pct=floor, identical=identical, within_noise=within, mode=mode, mode_reason=reason,
-        overview=ov, kernels=kernels, key_differences=keys, phases=phases, hypotheses=hyps, narrative=[],
-        warnings=warnings)
+        noise_floor_pct=floor, identical=identical, within_noise=within and verdict_ == "within_noise",
+        verdict=verdict_, verdict_basis=basis, verdict_reason=verdict_reason, mode=mode, mode_reason=reason,
+        overview=ov, kernels=kernels, key_differences=keys, phases=phases,
+        devices=device_changes(before, after, floor), iterations=it, iterations_reason=it_reason,
+        hypotheses=hyps, narrative=[], warnings=comparability_warnings(before, after))
     comp.narrative = narrate(comp)
     return comp

@@ -26,13 +26,14 @@ The model ranks and refines; the engine decides what reaches the report:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.llm.grounding import Fact, facts_for, facts_of, ungrounded, value_grounded
+from engine.rules.evaluate import impact_level
 from engine.rules.hypothesis import (
     ActionCategory,
     BottleneckType,
@@ -42,6 +43,7 @@ from engine.rules.hypothesis import (
     Hypothesis,
     amdahl_bounds,
 )
+from engine.rules.loader import load_ruleset
 
 MAX_CONF_DELTA = 0.3
 NEW_CONF_CAP = 0.6
@@ -247,9 +249,19 @@ def _claims(hyps: list[Hypothesis], span: int) -> dict[str, int]:
     return out
 
 
+def builtin_params() -> dict[str, Any]:
+    """The built-in packs' param values (for callers that have no RuleResult.params)."""
+    return {name: p.value for name, p in load_ruleset().params.items()}
+
+
 def apply_answer(answer: LlmAnswer, rule_hyps: list[Hypothesis], scope: Scope, buckets: dict[str, int],
-                 summary: Any, warnings: list[str]) -> Review:
-    """Merge the validated answer into the rules' hypotheses under the engine's re-checks."""
+                 summary: Any, warnings: list[str], params: Mapping[str, Any] | None = None) -> Review:
+    """Merge the validated answer into the rules' hypotheses under the engine's re-checks.
+
+    `params` are the rule params the run used (RuleResult.params): a new finding's impact uses their
+    cut-offs; None means the built-in packs' values.
+    """
+    params = builtin_params() if params is None else params
     span = int(summary.span_ns)
     by_id = {h.id: h for h in rule_hyps}
     engine_order = [h.id for h in rule_hyps]
@@ -312,7 +324,7 @@ def apply_answer(answer: LlmAnswer, rule_hyps: list[Hypothesis], scope: Scope, b
         left[b] = left.get(b, 0) - ns
     total_left = span - sum(_claims(out, span).values())
     for n, nh in enumerate(answer.new_hypotheses, start=1):
-        hyp = _new_hypothesis(f"L{n}", nh, scope, summary, left, total_left, warnings, review)
+        hyp = _new_hypothesis(f"L{n}", nh, scope, summary, left, total_left, warnings, review, params)
         if hyp is not None:
             if hyp.runtime_fraction_pct is not None:
                 got = round(hyp.runtime_fraction_pct / 100 * span)
@@ -334,7 +346,8 @@ def basis_ns(basis: FractionBasis, summary: Any) -> tuple[float | None, str]:
 
 
 def _new_hypothesis(hid: str, nh: NewHypothesis, scope: Scope, summary: Any, left: dict[str, int],
-                    total_left: int, warnings: list[str], review: Review) -> Hypothesis | None:
+                    total_left: int, warnings: list[str], review: Review,
+                    params: Mapping[str, Any]) -> Hypothesis | None:
     span = int(summary.span_ns)
     values = [v for e in nh.evidence for v in e.values]
     cited = {v.source for v in values}
@@ -381,8 +394,7 @@ def _new_hypothesis(hid: str, nh: NewHypothesis, scope: Scope, summary: Any, lef
         evidence=[Evidence(text=e.text, values=[EvidenceValue(name=v.name, value=v.value, unit=v.unit,
                                                               source=f"llm-tool:{v.source}")
                                                 for v in e.values]) for e in nh.evidence],
-        suggestion=nh.suggestion, expected_impact="low" if frac is None or frac < 0.05 else
-        ("medium" if frac < 0.2 else "high"),
+        suggestion=nh.suggestion, expected_impact=impact_level(frac, params),
         action_category=nh.action_category,
         runtime_fraction_pct=None if frac is None else frac * 100,
         estimated_speedup_pct_lower=lower, estimated_speedup_pct_upper=upper,

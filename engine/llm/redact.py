@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from engine.profile.canonical import API_KINDS, DIRECTIONS, MARKER_KINDS, MEMORY_KINDS, MPI_KINDS, SYNC_TYPES
+from engine.rules.hypothesis import BUCKETS
 
 KINDS = ("KERNEL", "MARKER", "HOST", "PATH", "STRING")
 _PLACEHOLDER = re.compile(r"\b(?:KERNEL|MARKER|HOST|PATH|STRING)_\d+\b")
@@ -44,9 +45,9 @@ _WORDCHAR = re.compile(r"[A-Za-z0-9_]")
 _VOCABULARY = frozenset({
     *DIRECTIONS, *MEMORY_KINDS, *SYNC_TYPES, *API_KINDS, *MARKER_KINDS, *MPI_KINDS,
     "sync", "copy", "launch", "other_api", "cpu_stall", "nsys", "rocpd", "nvidia", "amd",
-    "single", "marker", "markers", "kernel_mix", "kernels", "idle", "compute", "exposed_copy", "gaps", "copies",
+    "single", "marker", "markers", "kernel_mix", "kernels", *BUCKETS, "gaps", "copies",
     "syncs", "streams", "mpi", "phases", "ranks", "window",
-    "exposed_communication", "rules", "llm", "fired", "silent", "skipped", "disabled", "suppressed",
+    "rules", "llm", "fired", "silent", "skipped", "disabled", "suppressed",
 })
 _PUBLIC = re.compile(
     r"(?:(?:cuda[A-Z]|cu[A-Z]|hip[A-Z]|hsa_|nccl[A-Z]|rccl[A-Z]|P?MPI_[A-Z]|cublas[A-Z]|cudnn[A-Z]|cufft[A-Z]|"

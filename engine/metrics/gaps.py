@@ -8,7 +8,7 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
 
 1. `overhead`: the part of the gap that profiler overhead of the device's processes covers. It is the
    profiler's time, not the application's; the rest of the gap goes to one of the causes below.
-2. `cpu_stall` for host work of its own: more than half of the rest, and at least HOST_WORK_MIN_NS
+2. `cpu_stall` for host work of its own: more than half of the rest, and at least host_work_min_ns
    (1 ms), is host time outside every GPU API call the profile records (launch, copy, sync,
    alloc/free) and outside MPI. Work of that size is computation or I/O the host does for itself
    (writing a checkpoint, preparing the next batch), whatever wait came before it.
@@ -53,7 +53,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.metrics import intervals as iv
+from engine.metrics.idle import idle_ns
 from engine.metrics.model import DeviceGaps, Gap, GapBucket
+from engine.metrics.thresholds import DEFAULT_THRESHOLDS
 
 GAP_CAUSES = ("sync", "copy_wait", "launch", "alloc", "compile", "mpi", "cpu_stall", "overhead", "unknown")
 _CODE = {c: i for i, c in enumerate(GAP_CAUSES)}
@@ -68,9 +70,6 @@ GAP_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
     (">100ms", 100_000_000, None),
 )
 LARGEST_GAPS = 10
-# The host's own time in a gap from which it is host work of its own rather than the bookkeeping of a
-# synchronisation round trip (µs of wake-up, loop and launch): 1 ms is a hundred launch latencies.
-HOST_WORK_MIN_NS = 1_000_000
 # Host kinds whose coverage of a gap is measured, in the order ties are broken: module loading inside
 # a launch call (lazy loading) is compilation, not launch overhead.
 _KINDS = ("sync", "copy", "compile", "launch", "alloc", "mpi")
@@ -129,8 +128,13 @@ class GapTable:
         return idle, rec
 
 
-def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None) -> GapTable:
-    """Owner and recoverable time of every gap between the merged busy intervals `busy`."""
+def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
+                  host_work_min_ns: int = DEFAULT_THRESHOLDS.host_work_min_ns) -> GapTable:
+    """Owner and recoverable time of every gap between the merged busy intervals `busy`.
+
+    `host_work_min_ns` is the site-tunable threshold (engine.metrics.thresholds) from which the
+    host's own work in a gap makes it host work even after a round trip.
+    """
     bs, be = busy
     gs, ge = (be[:-1].copy(), bs[1:].copy()) if len(bs) > 1 else (be[:0].copy(), bs[:0].copy())
     length = ge - gs
@@ -176,7 +180,7 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None) -> GapTab
     owner[copy_at] = _CODE["copy_wait"]
     recoverable[sync_at | copy_at] = r_prev[sync_at | copy_at]
     # ... unless the host then worked for itself for a millisecond or more: that is host work.
-    big = stall & (own >= HOST_WORK_MIN_NS)
+    big = stall & (own >= host_work_min_ns)
     owner[big] = _CODE["cpu_stall"]
     recoverable[big] = rest[big]
     all_overhead = rest <= 0
@@ -223,7 +227,7 @@ def device_gaps(busy: iv.Merged, table: GapTable, span_start: int, span_end: int
                            host_activity=owner, host_cover_pct=cover,
                            recoverable_ns=int(table.recoverable_ns[i])))
     return DeviceGaps(
-        device=table.device, window_ns=window, busy_ns=busy_len, idle_ns=window - busy_len,
+        device=table.device, window_ns=window, busy_ns=busy_len, idle_ns=idle_ns(window, busy_len),
         gap_count=len(durations),
         leading_idle_ns=int(busy[0][0] - span_start) if len(busy[0]) else 0,
         trailing_idle_ns=int(span_end - busy[1][-1]) if len(busy[0]) else 0,

@@ -17,6 +17,7 @@ import numpy as np
 from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops
 from engine.metrics.gaps import HostSets
+from engine.metrics.iterations import iteration_stats
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from engine.metrics.model import (
     AllocSummary,
@@ -339,7 +340,8 @@ class MarkerScan:
         by_name.sort(key=lambda m: (-m.total_ns, m.name))
         return MarkerSummary(count=self.count, open_ranges=self.open_ranges, by_name=by_name,
                              top_level_count=self.top_count, top_level=top_ranges,
-                             merged_names=sum(v - 1 for v in self.variants.values()))
+                             merged_names=sum(v - 1 for v in self.variants.values()),
+                             iterations=iteration_stats(self.thread_tops, self.top_names))
 
 
 def _thread_runs(s: np.ndarray, e: np.ndarray, c: np.ndarray, names: list[str]) -> list[tuple[str, int, int]]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.phases.model import PhaseSummary
+from engine.metrics.phases.model import PhaseSummary
 
-SUMMARY_SCHEMA_VERSION = "1.2"
+SUMMARY_SCHEMA_VERSION = "1.3"
 
 
 class _Model(BaseModel):
@@ -23,7 +23,7 @@ class QueryFileRef(_Model):
     """A query file that produced one relation, for provenance."""
 
     relation: str
-    path: str = Field(description="path under queries/, e.g. nsys/legacy/kernels.sql")
+    path: str = Field(description="path under queries/, e.g. nsys/base/kernels.sql")
     sha256: str
 
 
@@ -481,6 +481,19 @@ class TopLevelRange(_Model):
     duration_ns: int
 
 
+class IterationStats(_Model):
+    """The repeated same-named top-level range taken as the run's iteration (engine.metrics.iterations)."""
+
+    name: str = Field(description="normalised range name, e.g. 'Iteration #'")
+    pid: int
+    tid: int
+    count: int = Field(description="top-level ranges of this name on that thread")
+    total_ns: int
+    median_ns: int = Field(description="median duration of one iteration")
+    min_ns: int
+    max_ns: int
+
+
 class MarkerSummary(_Model):
     """NVTX / rocTX markers."""
 
@@ -492,6 +505,9 @@ class MarkerSummary(_Model):
         description="the longest top-level ranges, at most 50 (see top_level_count for the total)")
     merged_names: int = Field(0, description="raw names that normalisation merged into another (ids, "
                                              "sequence numbers, addresses dropped)")
+    iterations: IterationStats | None = Field(
+        None, description="the repeated top-level range taken as one iteration; None when no name repeats "
+                          "at least 3 times at the top level")
 
 
 class MpiOpStats(_Model):

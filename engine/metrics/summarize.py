@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from engine import __version__
 from engine.metrics import host as host_metrics
 from engine.metrics import intervals as iv
 from engine.metrics.activity import Ops, device_activity, stream_stats
 from engine.metrics.communication import communication_name_ids, device_communication
 from engine.metrics.degraded import rocpd_capture_checks
 from engine.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
+from engine.metrics.hardware import host_link, spec_memory_bandwidth
 from engine.metrics.host_work import compile_ranges, device_reads, host_work, marker_name_read
 from engine.metrics.kernels import kernel_names, kernel_stats, launch_configs
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
@@ -39,13 +39,15 @@ from engine.metrics.model import (
     SkippedItem,
     SyncSummary,
 )
-from engine.metrics.transfers import COPY_CODES, copy_stats, host_link, memset_stats, round_trips
-from engine.phases.detect import DEFAULT_MAX_PHASES, detect_phases
-from engine.phases.model import PhaseSummary
+from engine.metrics.phases.detect import DEFAULT_MAX_PHASES, detect_phases
+from engine.metrics.phases.model import PhaseSummary
+from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from engine.metrics.transfers import COPY_CODES, copy_stats, memset_stats, round_trips
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly, sha256_of
 from engine.profile.queryset import resolve
 from engine.profile.relations import VALID, Relations
+from engine.version import __version__
 
 GPU_RELATIONS = ("kernels", "copies", "memsets")
 # Above this many GPU-relevant API calls, phase detection runs after the other metrics instead of
@@ -63,8 +65,13 @@ CAPTURED_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "mar
 
 
 def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES,
-              marker_naming: MarkerNaming = DEFAULT_NAMING) -> ProfileSummary:
-    """Open `path` read-only and compute its ProfileSummary (marker names normalised by `marker_naming`)."""
+              marker_naming: MarkerNaming = DEFAULT_NAMING,
+              thresholds: Thresholds = DEFAULT_THRESHOLDS) -> ProfileSummary:
+    """Open `path` read-only and compute its ProfileSummary.
+
+    Marker names are normalised by `marker_naming`; phases, gaps and copies are classified with the
+    site-tunable `thresholds` (RuleSet.thresholds under `pa analyze`, the defaults under `pa summary`).
+    """
     path = Path(path)
     conn = open_readonly(path)
     try:
@@ -72,7 +79,7 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
         qs = resolve(fmt.format, fmt.schema_version)
         rel = Relations.bind(conn, qs)
         return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
-                          keep_paths, max_phases, marker_naming)
+                          keep_paths, max_phases, marker_naming, thresholds)
     finally:
         conn.close()
 
@@ -111,11 +118,12 @@ def _ops_side(path: Path, bound: Relations, relation: str, warnings: list[str], 
 def _phases(path: Path, bound: Relations, span_start: int, span_end: int, max_phases: int,
             kernels: dict[str, np.ndarray], names: dict[int, tuple[str, str | None]],
             prefetched: dict[str, dict[str, np.ndarray]],
-            marker_runs: list[list[tuple[str, int, int]]]) -> list[PhaseSummary] | None:
+            marker_runs: list[list[tuple[str, int, int]]], thresholds: Thresholds) -> list[PhaseSummary] | None:
     """Phase detection (run in the worker thread, or in this one on very large captures)."""
     with _own_relations(path, bound) as rel:
         return detect_phases(rel, span_start, span_end, max_phases,
-                             kernels=kernels, names=names, prefetched=prefetched, marker_runs=marker_runs)
+                             kernels=kernels, names=names, prefetched=prefetched, marker_runs=marker_runs,
+                             thresholds=thresholds)
 
 
 def _ops(rel: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
@@ -168,6 +176,8 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]
         return out
     for row in rel.rows("SELECT * FROM pa_devices"):
         r: dict[str, Any] = dict(row)
+        if r.get("memory_bandwidth_bps") is None:   # rocpd records none: the product's spec sheet
+            r["memory_bandwidth_bps"] = spec_memory_bandwidth(r.get("name"))
         link, link_bw = host_link(r.get("name"), r.get("compute_capability"))
         hw = HardwareLimits(**{k: r.get(k) for k in HardwareLimits.model_fields
                                if k in r}, host_link=link, host_link_bandwidth_bps=link_bw)
@@ -177,7 +187,8 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]
 
 def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version: str,
                product_version: str | None, keep_paths: bool,
-               max_phases: int = DEFAULT_MAX_PHASES, marker_naming: MarkerNaming = DEFAULT_NAMING) -> ProfileSummary:
+               max_phases: int = DEFAULT_MAX_PHASES, marker_naming: MarkerNaming = DEFAULT_NAMING,
+               thresholds: Thresholds = DEFAULT_THRESHOLDS) -> ProfileSummary:
     # One worker thread beside this one, with connections of its own: it scans the kernel table
     # and reads the kernel names while this thread reads every other relation, then detects phases
     # and computes the stream statistics while this thread computes the per-device, per-kernel and
@@ -187,22 +198,26 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     with ThreadPoolExecutor(max_workers=1) as pool, ThreadPoolExecutor(max_workers=1) as hasher:
         digest_job = hasher.submit(sha256_of, path)
         return _summarize_in(pool, digest_job, rel, path, fmt, vendor, schema_version, product_version,
-                             keep_paths, max_phases, marker_naming)
+                             keep_paths, max_phases, marker_naming, thresholds)
 
 
 # Canonical relations the summary does not read: they exist for the LLM's SQL workspace (and for
 # site query files). Keep in step with the readers below.
 WORKSPACE_ONLY_RELATIONS = frozenset({"allocations"})
+# Relations only some formats' query sets provide (rocpd's call arguments): a format with no file
+# for one has nothing to lose, so its absence there is not reported as skipped.
+FORMAT_ONLY_RELATIONS = frozenset({"memcpy_requests"})
 
 
-def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relations, path: Path, fmt: str, vendor: str,
-                  schema_version: str, product_version: str | None, keep_paths: bool,
-                  max_phases: int, marker_naming: MarkerNaming) -> ProfileSummary:
+def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relations, path: Path, fmt: str,
+                  vendor: str, schema_version: str, product_version: str | None, keep_paths: bool,
+                  max_phases: int, marker_naming: MarkerNaming, thresholds: Thresholds) -> ProfileSummary:
     warnings: list[str] = list(rel.query_set.warnings)
     # A relation no metric reads (only the SQL workspace does) is not "not analysed" when its
     # format has no query for it; a query that exists but cannot run is still reported.
     skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped
-               if not (s.what in WORKSPACE_ONLY_RELATIONS and rel.query_set.files.get(s.what) is None)]
+               if not (s.what in WORKSPACE_ONLY_RELATIONS | FORMAT_ONLY_RELATIONS
+                       and rel.query_set.files.get(s.what) is None)]
     meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
 
     kernel_warnings: list[str] = []
@@ -260,7 +275,7 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
                         "device": kernels.device},
                        {i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
                        _prefetched_for_phases(rel, copies, cx, memsets, api),
-                       marker_scan.top_level_runs() if marker_scan is not None else [])
+                       marker_scan.top_level_runs() if marker_scan is not None else [], thresholds)
 
     has_span = span_start is not None and span_end is not None
     # Overlapping phase detection with the metrics below holds both working sets at once: on
@@ -313,7 +328,7 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
             first_activity_ns=int(act.busy[0][0]), last_activity_ns=int(act.busy[1][-1]), hardware=hw))
         if span_start is not None and span_end is not None:
             host = host_metrics.host_sets(api, all_pids_by_device.get(dev_id, set()), mpi_iv, overhead_iv, jit_iv)
-            table = classify_gaps(dev_id, act.busy, host)
+            table = classify_gaps(dev_id, act.busy, host, thresholds.host_work_min_ns)
             gap_tables.append(table)
             dg = device_gaps(act.busy, table, int(span_start), int(span_end))
             if host is not None:
@@ -337,7 +352,7 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
         explicit = cx["migration_code"] < 0
         ex = {k: v[explicit] for k, v in cx.items()}
         ex_dur = copies.duration[explicit]
-        by_kind, by_dir = copy_stats(ex, ex_dur, copies.device[explicit], hw_by_dev)
+        by_kind, by_dir = copy_stats(ex, ex_dur, copies.device[explicit], hw_by_dev, thresholds)
         pageable = sum(t.pageable_bytes for t in by_dir)
         # Share over host-side copies whose host memory kind is known: rocpd records no
         # pageable/pinned distinction, and "unknown" must not read as "0 % pageable".
@@ -347,6 +362,14 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
             skipped.append(SkippedItem(what="copies.pageable_share",
                                        reason="the profile does not record whether host memory was "
                                               "pageable or pinned"))
+        for c in by_kind:
+            if c.bandwidth_pct_of_peak is not None and c.bandwidth_pct_of_peak > 100.0:
+                # Copies cannot beat the link: overlapping copies summed as if serial, a wrong assumed
+                # link, or bad timestamps. Said once here; the rules never read it as a share of peak.
+                warnings.append(f"{c.direction} copies ({c.src_kind} → {c.dst_kind}) reach "
+                                f"{(c.effective_bandwidth_bps or 0) / 1e9:.1f} GB/s, above the assumed peak of "
+                                f"{(c.peak_bandwidth_bps or 0) / 1e9:.1f} GB/s ({c.peak_basis or 'assumed'}): "
+                                "a measurement problem (overlapping copies or a different link), not a rate")
         trips, trip_count, trip_ns, trip_saving = round_trips(ex, ex_dur)
         copies_summary = CopySummary(
             count=int(explicit.sum()), bytes=sum(t.bytes for t in by_dir), total_ns=int(ex_dur.sum()),
@@ -357,6 +380,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
             migrations=migration_summary(copies, cx, {d: a.kernels for d, a in acts.items()}, hw_by_dev))
 
     mpi_summary = host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None
+    if mpi_summary is not None and max(mpi_summary.process_count, len(mpi_summary.ranks)) >= 2:
+        warnings.append(several_ranks_note(mpi_summary.process_count, mpi_summary.ranks))
     summary = ProfileSummary(
         pa_version=__version__,
         profile=ProfileInfo(
@@ -442,6 +467,15 @@ def _sync_with_blocking_copies(sync: SyncSummary, api: host_metrics.ApiCalls, ro
     return sync.model_copy(update={
         "blocking_copy_calls": calls, "blocking_copy_ns": ns,
         "blocking_copy_pct_of_span": (100.0 * ns / (span * sync.process_count)) if span else None})
+
+
+def several_ranks_note(processes: int, ranks: list[int]) -> str:
+    """Why one export holding several MPI processes gets no cross-rank facts, and what to do instead."""
+    which = f" (ranks {', '.join(map(str, ranks[:8]))}{', ...' if len(ranks) > 8 else ''})" if ranks else ""
+    return (f"this export holds {max(processes, len(ranks))} MPI processes{which} of one job in one file: "
+            "the cross-rank facts (straggler, imbalance, collective wait) are computed from one export per "
+            "rank, so they are not computed here and the MPI totals are summed over the processes; export "
+            "one file per rank (nsys profile -o report.%q{OMPI_COMM_WORLD_RANK}) and run `pa analyze DIR`")
 
 
 def _window(gpu: GpuTotals, span_start: int | None) -> tuple[int, int] | None:

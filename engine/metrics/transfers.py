@@ -2,7 +2,8 @@
 
 Host and peer copies are compared with the host link (PCIe / NVLink-C2C), device-to-device copies
 with device memory bandwidth. The host link is not recorded in any profile: it is assumed from the
-GPU generation (table below, with its basis reported next to every number that uses it).
+GPU generation (engine.metrics.hardware, from hardware.yaml, with its basis reported next to every
+number that uses it).
 """
 
 from __future__ import annotations
@@ -10,47 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from engine.metrics.model import CopyStats, CopyTotals, HardwareLimits, MemsetStats, RoundTrip
+from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from engine.profile.canonical import DIRECTIONS, MEMORY_KINDS, MIGRATION_CAUSES
 from engine.profile.relations import VALID, Relations
 
 HOST_DIRECTIONS = ("HtoD", "DtoH", "HtoH")
-# Pinned copies at least this large measure the link's achievable rate (smaller ones are dominated
-# by per-copy latency): the pinned-memory counterfactual of pageable copies uses their rate.
-MEASURED_PINNED_MIN_BYTES = 1 << 20
-# Copies this small take their per-copy latency, whatever the memory kind: the fastest of them is the
-# floor no copy of the direction can beat.
-LATENCY_COPY_MAX_BYTES = 64 << 10
-
-# Peak per direction of a x16 link, bytes/s (PCI-SIG: 3.0 = 8 GT/s ×16 ≈ 15.75 GB/s, 4.0 ≈ 31.5 GB/s,
-# 5.0 ≈ 63 GB/s; NVLink-C2C on Grace Hopper/Blackwell: 450 GB/s per direction, NVIDIA GH200 sheet).
-PCIE3 = ("PCIe 3.0 x16 (assumed from GPU generation)", 15_750_000_000)
-PCIE4 = ("PCIe 4.0 x16 (assumed from GPU generation)", 31_500_000_000)
-PCIE5 = ("PCIe 5.0 x16 (assumed from GPU generation)", 63_000_000_000)
-C2C = ("NVLink-C2C (assumed from product name)", 450_000_000_000)
-
-
-def host_link(name: str | None, compute_capability: str | None) -> tuple[str | None, int | None]:
-    """Assumed host link of a GPU from its product name and architecture; (None, None) if unknown."""
-    n = (name or "").upper()
-    cc = compute_capability or ""
-    if "GH200" in n or "GB200" in n or "GB300" in n:
-        return C2C
-    if cc.startswith("gfx"):
-        if cc.startswith(("gfx908", "gfx90a")):
-            return PCIE4
-        if cc.startswith(("gfx942", "gfx950")):
-            return (None, None) if "MI300A" in n else PCIE5
-        return (None, None)
-    try:
-        major = int(cc.split(".")[0])
-    except ValueError:
-        return (None, None)
-    if major <= 7:
-        return PCIE3
-    if major == 8:
-        return PCIE4
-    return PCIE5
-
 
 def _code_of(column: str, vocabulary: tuple[str, ...], otherwise: str) -> str:
     """SQL mapping a text column of a fixed canonical vocabulary to its index (NULL: `otherwise`)."""
@@ -72,7 +37,8 @@ COPY_CODES = {
 
 
 def copy_stats(cols: dict[str, np.ndarray], duration: np.ndarray, device: np.ndarray,
-               hardware: dict[int, HardwareLimits]) -> tuple[list[CopyStats], list[CopyTotals]]:
+               hardware: dict[int, HardwareLimits], thresholds: Thresholds = DEFAULT_THRESHOLDS
+               ) -> tuple[list[CopyStats], list[CopyTotals]]:
     """Copies grouped by direction and memory kinds, and totals per direction.
 
     `cols` holds the COPY_CODES columns and `bytes` (-1 where the profile has no size, counted as
@@ -104,7 +70,7 @@ def copy_stats(cols: dict[str, np.ndarray], duration: np.ndarray, device: np.nda
         if direction in ("HtoD", "DtoH") and "pageable" in (src, dst):
             d, sk, dk = DIRECTIONS.index(direction), MEMORY_KINDS.index(src), MEMORY_KINDS.index(dst)
             members = (cols["direction_code"] == d) & (cols["src_kind_code"] == sk) & (cols["dst_kind_code"] == dk)
-            pinned = _pinned_estimate(direction, members, cols, nbytes, duration, peak, basis)
+            pinned = _pinned_estimate(direction, members, cols, nbytes, duration, peak, basis, thresholds)
         stats.append(CopyStats(
             direction=direction, src_kind=src, dst_kind=dst, count=count, bytes=nb,
             total_ns=total, mean_bytes=nb / count, effective_bandwidth_bps=eff,
@@ -124,29 +90,31 @@ def copy_stats(cols: dict[str, np.ndarray], duration: np.ndarray, device: np.nda
 
 
 def _pinned_estimate(direction: str, members: np.ndarray, cols: dict[str, np.ndarray], nbytes: np.ndarray,
-                     duration: np.ndarray, peak: int | None, peak_basis: str | None
-                     ) -> tuple[int | None, float | None, str | None]:
+                     duration: np.ndarray, peak: int | None, peak_basis: str | None,
+                     thresholds: Thresholds) -> tuple[int | None, float | None, str | None]:
     """Time the pageable copies `members` would take from pinned memory: (ns, rate, basis).
 
     The achievable pinned rate is the measured rate of this profile's own pinned copies of the same
-    direction (those of at least 1 MiB), else the host link's peak (an upper bound on the gain). Each
-    copy takes bytes / rate but no less than the fastest small (<= 64 KiB) copy of its direction
+    direction (those of at least thresholds.measured_pinned_min_bytes, 1 MiB by default), else the
+    host link's peak (an upper bound on the gain). Each copy takes bytes / rate but no less than the
+    fastest small (<= thresholds.latency_copy_max_bytes, 64 KiB) copy of its direction
     (per-copy latency stays), and never more than it actually took: pinning is never claimed to slow
     a copy down.
     """
     d = DIRECTIONS.index(direction)
     same_dir = cols["direction_code"] == d
     pinned_kind = cols["src_kind_code" if direction == "HtoD" else "dst_kind_code"] == MEMORY_KINDS.index("pinned")
-    big = same_dir & pinned_kind & (nbytes >= MEASURED_PINNED_MIN_BYTES) & (duration > 0)
+    big = same_dir & pinned_kind & (nbytes >= thresholds.measured_pinned_min_bytes) & (duration > 0)
     if np.any(big):
         rate = float(nbytes[big].sum()) / float(duration[big].sum()) * 1e9
-        basis = f"measured: {int(big.sum())} pinned {direction} copies of at least 1 MiB in this profile"
+        basis = (f"measured: {int(big.sum())} pinned {direction} copies of at least "
+                 f"{thresholds.measured_pinned_min_bytes / (1 << 20):g} MiB in this profile")
     elif peak:
         rate, basis = float(peak), f"host link peak, {peak_basis}"
     else:
         return None, None, None
     # Per-copy latency: the fastest small copy of the direction (a large copy's time is its bytes).
-    small = duration[same_dir & (duration > 0) & (nbytes <= LATENCY_COPY_MAX_BYTES)]
+    small = duration[same_dir & (duration > 0) & (nbytes <= thresholds.latency_copy_max_bytes)]
     floor = int(small.min()) if len(small) else 0
     est = np.maximum(np.ceil(nbytes[members] / rate * 1e9), floor)
     return int(np.minimum(est, duration[members]).sum()), rate, basis

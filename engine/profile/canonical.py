@@ -186,6 +186,14 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("address", "int", "start address, when recorded"),
         ("correlation_id", "int", "links to the API call that made it; NULL when none"),
     ),
+    # rocpd only (HIP call arguments have no Nsight Systems counterpart in pa's relations): read when
+    # the copy table is empty, so a degraded capture still says what the host asked for.
+    "memcpy_requests": _cols(
+        ("name", "text", "the memcpy call (hipMemcpy, hipMemcpyAsync, hipMemcpyHtoD, ...)"),
+        ("direction", "text", "HtoD/DtoH/DtoD/PtoP/HtoH from the call's kind argument or its name; "
+                              "'unknown' when the runtime infers it (hipMemcpyDefault)"),
+        ("bytes", "int", "bytes the call asked to copy (its size argument); NULL when not recorded"),
+    ),
     "devices": _cols(
         ("device", "int", "device number as the activity records carry it"),
         ("name", "text", "product name"),
@@ -301,6 +309,7 @@ DOMAINS: dict[str, Domain] = {
                                  f"typeof(time) IN ('integer', 'real') AND time BETWEEN 0 AND {_M}"),),
                           f"time BETWEEN 0 AND {_M}"),
     "allocations": Domain((*_TIMES, _BYTES), f"{_FAST_TIMES} AND {_FAST_BYTES}", counted_apart=True),
+    "memcpy_requests": Domain((_BYTES,), counted_apart=True),
     "kernel_classes": Domain((_NAME_ID,), counted_apart=True),
     "meta": Domain((Check("key is missing", "key IS NOT NULL"),), counted_apart=True),
 }

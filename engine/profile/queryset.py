@@ -1,10 +1,11 @@
 """Versioned query sets: pick the SQL files that fit a profile's schema version.
 
-Layout: `queries/<format>/<version>/<relation>.sql`, plus `queries/nsys/legacy/` for Nsight
-Systems files too old to carry a version table. The set for a file is the highest version directory
-<= the file's schema version; a relation file missing there is inherited from the next lower
-directory, and so on down to the lowest ("legacy" sorts below every numbered version). Supporting a
-new profiler version therefore means dropping a directory holding only the files that changed.
+Layout: `queries/<format>/<version>/<relation>.sql`, plus `queries/nsys/base/`: the base set every
+Nsight Systems version inherits from, which also reads the files too old to carry a version table
+(schema version "legacy"). The set for a file is the highest version directory <= the file's schema
+version; a relation file missing there is inherited from the next lower directory, and so on down to
+the lowest ("base" sorts below every numbered version, level with a "legacy" file). Supporting a new
+profiler version therefore means dropping a directory holding only the files that changed.
 
 A format may list the schema versions pa has been checked against in `queries/<format>/versions.txt`
 (one per line, `#` comments). A file of a version not listed there is still read, with the set
@@ -42,7 +43,8 @@ from engine.paths import data_dir
 from engine.profile.canonical import RELATIONS
 from engine.profile.domain import DomainLog
 
-LEGACY = "legacy"
+LEGACY = "legacy"   # the schema version detect.py gives an Nsight Systems file with no version table
+BASE = "base"       # the directory every version inherits from; it reads LEGACY files itself
 MAX_QUERY_FILE_BYTES = 1 << 20
 KNOWN_VERSIONS_FILE = "versions.txt"
 _HEADER = re.compile(r"^--\s*(\w+)\s*:\s*(.*)$")
@@ -50,8 +52,8 @@ _TABLE_SPEC = re.compile(r"(\w+)\s*(?:\(([^)]*)\))?")
 
 
 def version_key(version: str) -> tuple[int, ...]:
-    """Sort key for a version directory name: 'legacy' < '2.9' < '3.1' < '3.13'."""
-    if version == LEGACY:
+    """Sort key for a version or directory name: 'base' = 'legacy' < '2.9' < '3.1' < '3.13'."""
+    if version in (BASE, LEGACY):
         return (-1,)
     parts = []
     for part in version.split("."):

@@ -9,16 +9,19 @@ Formulas (all from each rank's full totals, never from a truncated top-N list):
   Starts are compared on the profiles' clocks, assumed synchronised (one session, or one node).
 - straggler rank: arrives last at the most instances (ties: larger summed wait caused).
   most_waited_on rank: Σ over instances where it arrived last of the others' waits, maximal.
-- imbalance side: "compute" when the kernel-time imbalance ≥ SIDE_THRESHOLD and the straggler is
+- imbalance side: "compute" when the kernel-time imbalance ≥ imbalance_side_min and the straggler is
   (one of) the rank(s) with the most kernel time; "communication" when compute is not and either
-  the MPI-time imbalance is ≥ SIDE_THRESHOLD or the straggler has the most MPI time outside
-  collectives (p2p, waits) and that quantity's imbalance is ≥ SIDE_THRESHOLD (its lateness comes from
+  the MPI-time imbalance is ≥ imbalance_side_min or the straggler has the most MPI time outside
+  collectives (p2p, waits) and that quantity's imbalance is ≥ imbalance_side_min (its lateness comes from
   its own communication); else "balanced".
 - primary rank: the rank whose idle time is furthest from the median idle time (the outlier);
   `primary_rank` overrides it.
 - phase alignment: by label when every rank has the same set of phase labels; else by order when
   every rank has the same number of phases and each phase's durations agree within
-  ORDER_DURATION_TOLERANCE (max/min − 1); else none, with a warning (only whole-run figures).
+  phase_order_tolerance (max/min − 1); else none, with a warning (only whole-run figures).
+
+imbalance_side_min and phase_order_tolerance are site-tunable thresholds (engine.metrics.thresholds,
+rule-pack params in rules/thresholds.yaml) passed in by the caller.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from engine.errors import UserError
-from engine.phases.model import PhaseSummary
+from engine.metrics.idle import run_idle_ns
+from engine.metrics.phases.model import PhaseSummary
+from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from engine.ranks.model import (
     CollectiveSkew,
     CrossRank,
@@ -39,9 +44,6 @@ from engine.ranks.model import (
     RankResult,
     RankSet,
 )
-
-SIDE_THRESHOLD = 0.10
-ORDER_DURATION_TOLERANCE = 0.25
 
 
 def imbalance(values: dict[int, int]) -> Imbalance:
@@ -53,11 +55,6 @@ def imbalance(values: dict[int, int]) -> Imbalance:
     lo = ranks[int(np.argmin(arr))]
     return Imbalance(min_ns=values[lo], max_ns=values[hi], mean_ns=mean, max_rank=hi, min_rank=lo,
                      imbalance=(values[hi] - values[lo]) / mean if mean > 0 else None)
-
-
-def _idle(r: RankResult) -> int:
-    s = r.summary
-    return max(0, s.span_ns * max(s.gpu.device_count, 1) - s.gpu.busy_ns)
 
 
 Skews = tuple[list[CollectiveSkew], dict[int, int], dict[int, int]]
@@ -96,7 +93,9 @@ def collective_skew(ranks: Sequence[RankResult], warnings: list[str]) -> Skews:
     return out, wait, caused
 
 
-def align_phases(ranks: Sequence[RankResult], warnings: list[str]) -> tuple[str, list[str], PhaseGetter]:
+def align_phases(ranks: Sequence[RankResult], warnings: list[str],
+                 order_tolerance: float = DEFAULT_THRESHOLDS.phase_order_tolerance
+                 ) -> tuple[str, list[str], PhaseGetter]:
     """How phases line up across ranks: (mode, phase names, getter(rank, i) -> that rank's phase i)."""
     lists = [r.summary.phases or [] for r in ranks]
     if not all(lists):
@@ -110,7 +109,7 @@ def align_phases(ranks: Sequence[RankResult], warnings: list[str]) -> tuple[str,
     if len(counts) == 1:
         durs = np.array([[p.duration_ns for p in ph] for ph in lists], dtype=np.float64)
         lo = np.maximum(durs.min(axis=0), 1.0)
-        if np.all(durs.max(axis=0) / lo - 1 <= ORDER_DURATION_TOLERANCE):
+        if np.all(durs.max(axis=0) / lo - 1 <= order_tolerance):
             names = [f"phase {i} ({labels[0][i]})" for i in range(len(labels[0]))]
             return "order", names, lambda r, i: (r.summary.phases or [])[i]
     warnings.append("phases differ between ranks (names, count or durations); only whole-run imbalance "
@@ -118,8 +117,10 @@ def align_phases(ranks: Sequence[RankResult], warnings: list[str]) -> tuple[str,
     return "none", [], lambda r, i: (r.summary.phases or [])[i]
 
 
-def cross_rank(rs: RankSet, primary_rank: int | None = None) -> CrossRank:
-    """Cross-rank facts of a RankSet (formulas in the module docs)."""
+def cross_rank(rs: RankSet, primary_rank: int | None = None,
+               thresholds: Thresholds = DEFAULT_THRESHOLDS) -> CrossRank:
+    """Cross-rank facts of a RankSet (formulas in the module docs; `thresholds` as RuleSet.thresholds)."""
+    side_min = thresholds.imbalance_side_min
     ranks = rs.ranks
     if not ranks:
         raise UserError("no ranks to compare")
@@ -133,7 +134,8 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None) -> CrossRank:
         coll = s.mpi.by_kind.get("collective", 0) if s.mpi else 0
         rows.append(RankOverview(
             rank=r.rank, rank_source=r.rank_source, file_name=s.profile.file_name, span_ns=s.span_ns,
-            kernel_time_ns=s.gpu.kernel_time_ns - s.gpu.communication_time_ns, busy_ns=s.gpu.busy_ns, idle_ns=_idle(r),
+            kernel_time_ns=s.gpu.kernel_time_ns - s.gpu.communication_time_ns, busy_ns=s.gpu.busy_ns,
+            idle_ns=run_idle_ns(s),
             mpi_ns=s.mpi.total_ns if s.mpi else None, collective_wait_ns=wait[r.rank],
             noncollective_mpi_ns=max(0, s.mpi.total_ns - coll) if s.mpi else None,
             utilization_pct=s.gpu.utilization_pct))
@@ -142,7 +144,7 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None) -> CrossRank:
         phase="(whole run)", kernel_time=imbalance({r.rank: r.kernel_time_ns for r in rows}),
         mpi=imbalance({r.rank: r.mpi_ns or 0 for r in rows}) if has_mpi else None)
 
-    mode, names, get = align_phases(ranks, warnings)
+    mode, names, get = align_phases(ranks, warnings, thresholds.phase_order_tolerance)
     phases = []
     for i, name in enumerate(names):
         per = {r.rank: get(r, i) for r in ranks}
@@ -168,11 +170,11 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None) -> CrossRank:
     noncoll = imbalance(other).imbalance if has_mpi and any(other.values()) else None
     max_kernel = overall.kernel_time.max_ns
     straggler_heavy = straggler is None or next(r.kernel_time_ns for r in rows if r.rank == straggler) >= \
-        (1 - SIDE_THRESHOLD / 2) * max_kernel
-    if comp is not None and comp >= SIDE_THRESHOLD and straggler_heavy:
+        (1 - side_min / 2) * max_kernel
+    if comp is not None and comp >= side_min and straggler_heavy:
         side = "compute"
-    elif (comm is not None and comm >= SIDE_THRESHOLD) or (
-            noncoll is not None and noncoll >= SIDE_THRESHOLD and straggler is not None
+    elif (comm is not None and comm >= side_min) or (
+            noncoll is not None and noncoll >= side_min and straggler is not None
             and other[straggler] == max(other.values())):
         side = "communication"
     else:

@@ -17,8 +17,9 @@ import numpy as np
 from engine.errors import UserError
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from engine.metrics.model import ProfileSummary
+from engine.metrics.phases.detect import DEFAULT_MAX_PHASES
 from engine.metrics.summarize import summarize
-from engine.phases.detect import DEFAULT_MAX_PHASES
+from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly
 from engine.profile.queryset import resolve
@@ -49,9 +50,10 @@ def collective_calls(path: Path) -> Collectives:
 
 
 def stage1(path: Path, max_phases: int = DEFAULT_MAX_PHASES, keep_paths: bool = False,
-           marker_naming: MarkerNaming = DEFAULT_NAMING) -> Stage1:
+           marker_naming: MarkerNaming = DEFAULT_NAMING, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Stage1:
     """Summary and collectives of one rank file (runs in a worker)."""
-    return (summarize(path, keep_paths=keep_paths, max_phases=max_phases, marker_naming=marker_naming),
+    return (summarize(path, keep_paths=keep_paths, max_phases=max_phases, marker_naming=marker_naming,
+                      thresholds=thresholds),
             collective_calls(path))
 
 
@@ -62,7 +64,7 @@ Progress = Callable[[int, int], None]   # (files done, files in all), called as 
 
 
 def _run_dask(paths: Sequence[Path], max_phases: int, keep_paths: bool, scheduler: str | None,
-              progress: Progress | None, naming: MarkerNaming) -> list[Stage1]:
+              progress: Progress | None, naming: MarkerNaming, thresholds: Thresholds) -> list[Stage1]:
     try:
         from dask.distributed import Client
         from dask.distributed import as_completed as dask_completed
@@ -74,7 +76,7 @@ def _run_dask(paths: Sequence[Path], max_phases: int, keep_paths: bool, schedule
         raise UserError(f"--scheduler {scheduler}: cannot connect to the dask scheduler ({exc})") from exc
     try:
         futures = client.map(stage1, list(paths), max_phases=max_phases, keep_paths=keep_paths,
-                             marker_naming=naming, pure=False)
+                             marker_naming=naming, thresholds=thresholds, pure=False)
         for done, _ in enumerate(dask_completed(futures), start=1):
             if progress:
                 progress(done, len(futures))
@@ -84,10 +86,10 @@ def _run_dask(paths: Sequence[Path], max_phases: int, keep_paths: bool, schedule
 
 
 def _run_pool(files: Sequence[Path], workers: int | None, max_phases: int, keep_paths: bool,
-              progress: Progress | None, naming: MarkerNaming) -> list[Stage1]:
+              progress: Progress | None, naming: MarkerNaming, thresholds: Thresholds) -> list[Stage1]:
     n = min(workers or os.cpu_count() or 1, len(files))
     with ProcessPoolExecutor(max_workers=n) as pool:
-        futures = [pool.submit(stage1, f, max_phases, keep_paths, naming) for f in files]
+        futures = [pool.submit(stage1, f, max_phases, keep_paths, naming, thresholds) for f in files]
         for done, _ in enumerate(as_completed(futures), start=1):
             if progress:
                 progress(done, len(files))
@@ -97,7 +99,8 @@ def _run_pool(files: Sequence[Path], workers: int | None, max_phases: int, keep_
 def summarize_ranks(paths: Iterable[Path], workers: int | None = None, executor: str = "process",
                     scheduler: str | None = None, max_phases: int = DEFAULT_MAX_PHASES,
                     keep_paths: bool = False, progress: Progress | None = None,
-                    marker_naming: MarkerNaming = DEFAULT_NAMING) -> RankSet:
+                    marker_naming: MarkerNaming = DEFAULT_NAMING,
+                    thresholds: Thresholds = DEFAULT_THRESHOLDS) -> RankSet:
     """Stage 1 of every rank file (directories expanded), in parallel; ranks assigned (discover.py).
 
     workers: processes (None: all cores; 1: in this process, no pool). executor: process or dask
@@ -108,17 +111,17 @@ def summarize_ranks(paths: Iterable[Path], workers: int | None = None, executor:
     if not files:
         raise UserError("no profile files given")
     if executor == "dask":
-        results = _run_dask(files, max_phases, keep_paths, scheduler, progress, marker_naming)
+        results = _run_dask(files, max_phases, keep_paths, scheduler, progress, marker_naming, thresholds)
     elif executor != "process":
         raise UserError(f"unknown executor {executor!r}; choose from process, dask")
     elif workers == 1 or len(files) == 1:
         results = []
         for i, f in enumerate(files, start=1):
-            results.append(stage1(f, max_phases, keep_paths, marker_naming))
+            results.append(stage1(f, max_phases, keep_paths, marker_naming, thresholds))
             if progress:
                 progress(i, len(files))
     else:
-        results = _run_pool(files, workers, max_phases, keep_paths, progress, marker_naming)
+        results = _run_pool(files, workers, max_phases, keep_paths, progress, marker_naming, thresholds)
     ranks, sources, warnings = assign_ranks(files, [s.profile.rank for s, _ in results])
     out = [RankResult(rank=r, rank_source=src, summary=s, collectives=c, path=f)
            for r, src, (s, c), f in zip(ranks, sources, results, files, strict=True)]

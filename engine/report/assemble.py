@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePath
 
-from engine import __version__
 from engine.llm.model import LlmFailure, LlmOutcome
 from engine.metrics.model import ProfileSummary
 from engine.ranks.model import CrossRank
@@ -45,6 +44,7 @@ from engine.report.model import (
 from engine.report.sources import build_sources, resolve_section
 from engine.rules.evaluate import RuleResult
 from engine.rules.hypothesis import Hypothesis
+from engine.version import __version__
 
 TOP_KERNELS = 10
 TOP_COLLECTIVES = 10

@@ -97,6 +97,9 @@ def rank_bars(doc: dict[str, Any]) -> dict[str, Any] | None:
 
     With a `cross_rank` block the bars come from its per-rank table (busy, collective wait, the
     straggler and the primary rank marked); an older report with only `ranks` draws span and busy.
+    busy_ns is summed over a rank's GPUs, so the bar draws it per GPU (÷ the used devices, which
+    idle_ns = span × devices − busy gives) and never longer than the span: a green bar past the grey
+    one would claim the GPUs were busy for longer than the rank ran. The wait bar is clamped too.
     """
     cross = doc.get("cross_rank")
     ranks = cross["ranks"] if cross else doc.get("ranks")
@@ -108,14 +111,19 @@ def rank_bars(doc: dict[str, Any]) -> dict[str, Any] | None:
     for i, r in enumerate(ranks):
         busy = r.get("busy_ns", r.get("gpu_busy_ns")) or 0
         wait = r.get("collective_wait_ns") or 0
+        span = r["span_ns"]
+        idle = r.get("idle_ns")
+        devices = max(1, round((busy + idle) / span)) if span > 0 and idle is not None else 1
+        busy_drawn = min(busy / devices, span)
+        wait_drawn = min(wait, span)
         roles = []
         if cross and r["rank"] == cross.get("straggler_rank"):
             roles.append("straggler")
         if cross and r["rank"] == cross.get("primary_rank"):
             roles.append("primary")
         rows.append({"y": round(4 + i * 26, 2), "x": LABEL_W, "w": round(max(1.0, r["span_ns"] * scale), 2),
-                     "busy_w": round(busy * scale, 2), "wait_w": round(wait * scale, 2),
-                     "rank": r["rank"], "span_ns": r["span_ns"], "busy_ns": busy, "wait_ns": wait,
+                     "busy_w": round(busy_drawn * scale, 2), "wait_w": round(wait_drawn * scale, 2),
+                     "rank": r["rank"], "span_ns": span, "busy_ns": busy, "wait_ns": wait, "devices": devices,
                      "util": r.get("utilization_pct", r.get("gpu_utilization_pct")),
                      "roles": roles, "cls": "rank-straggler" if "straggler" in roles else ""})
     return {"width": WIDTH, "height": round(8 + len(rows) * 26, 2), "rows": rows, "cross": cross is not None}

@@ -29,7 +29,7 @@ class QueryFileTrace(_Model):
     """One query file behind a relation: the exact SQL that produced the numbers."""
 
     relation: str
-    path: str = Field(description="path under queries/, e.g. nsys/legacy/kernels.sql")
+    path: str = Field(description="path under queries/, e.g. nsys/base/kernels.sql")
     sha256: str
 
 

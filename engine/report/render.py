@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -33,7 +32,7 @@ from jinja2.loaders import split_template_path
 from rich.color import ColorSystem
 from rich.style import Style
 
-from engine import sandbox
+from engine import formatting, sandbox
 from engine.controls import escape_controls_deep, escape_json_controls
 from engine.errors import InternalError, UserError
 from engine.inputs import read_text_file
@@ -48,53 +47,20 @@ MAX_TEMPLATE_BYTES = 1 << 20
 TEMPLATE_SECONDS = 20.0
 
 
-def fmt_ns(value: float | None) -> str:
-    """Human duration from integer ns: '1.23 s', '45.6 ms', '789 µs', '12 ns'; None → 'n/a'."""
-    if value is None:
-        return "n/a"
-    v = float(value)
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(v) >= scale:
-            return f"{v / scale:.3g} {unit}"
-    return f"{v:.0f} ns"
-
-
-def fmt_pct(value: float | None, digits: int = 1) -> str:
-    """'12.3%'; None → 'n/a'."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    v = float(value)
-    if 0 < v < 10 ** -digits:
-        # a real but tiny share must not read as "0.0%" (that would look like "nothing").
-        return f"<{10 ** -digits:g}%"
-    return f"{v:.{digits}f}%"
-
-
-def fmt_frac(value: float | None, digits: int = 1) -> str:
-    """A fraction as a percentage: 0.123 → '12.3%'; None → 'n/a'."""
-    return fmt_pct(None if value is None else float(value) * 100.0, digits)
-
-
-def fmt_bytes(value: float | None) -> str:
-    """Decimal units (the profilers' bandwidths are decimal): '1.2 GB'; None → 'n/a'."""
-    if value is None:
-        return "n/a"
-    v = float(value)
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(v) >= scale:
-            return f"{v / scale:.3g} {unit}"
-    return f"{v:.0f} B"
+# The report templates' number filters (docs/report.md): `ns` a duration, `pct` a percentage, `frac` a
+# fraction, `bytes` a size, `num` a cited value (4 significant digits: the value tables are where a
+# reader checks a number). Formatting is engine.formatting's, as in pa summary and the rule sentences.
+fmt_ns = formatting.duration
+fmt_pct = formatting.percent
+fmt_frac = formatting.fraction
+fmt_bytes = formatting.data_size
 
 
 def fmt_num(value: float | int | str | None) -> str:
-    """A cited evidence value: integers with thousands separators, floats to 4 significant digits."""
-    if value is None:
-        return "n/a"
+    """A cited evidence value: text as given, integers with thousands separators, floats to 4 digits."""
     if isinstance(value, (bool, str)):
         return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:.4g}"
+    return formatting.number(value, digits=4)
 
 
 def fmt_gain(h: dict[str, Any]) -> str:

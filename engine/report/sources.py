@@ -4,7 +4,7 @@ The metrics layer records which query file produced each relation (ProfileSummar
 query_files); which relations feed which summary section is fixed by the metrics code and written
 down once, here. Together they answer "where does sync.cpu_blocked_ns come from?":
 
-    summary.sync → relations api_calls, syncs → nsys/legacy/api_calls.sql (sha256 …), …
+    summary.sync → relations api_calls, syncs → nsys/base/api_calls.sql (sha256 …), …
 
 An evidence value whose source is a rule metric (not a summary field) resolves to section None:
 which summary fields the metric's expression read is the rule pack's business, and the pack's

@@ -1,7 +1,9 @@
-"""Generate the rule and param tables of docs/rules.md from the built-in packs (one source of truth).
+"""Generate the tables of docs/rules.md from the code and the built-in packs (one source of truth).
 
-`python -m engine.rules.docs` rewrites the block between the BEGIN/END markers in docs/rules.md;
-a test fails when the committed block differs from what the packs say.
+Two generated blocks: the expression language's operators and functions (from the registry in
+engine.rules.functions) and the rule and param tables (from the built-in packs).
+`python -m engine.rules.docs` rewrites the blocks between their BEGIN/END markers in docs/rules.md;
+a test fails when a committed block differs from what the code says.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from engine.rules.loader import load_ruleset
 
 BEGIN = "<!-- BEGIN GENERATED RULE TABLE (python -m engine.rules.docs) -->"
 END = "<!-- END GENERATED RULE TABLE -->"
+FN_BEGIN = "<!-- BEGIN GENERATED FUNCTION TABLE (python -m engine.rules.docs) -->"
+FN_END = "<!-- END GENERATED FUNCTION TABLE -->"
 
 
 def _cell(text: object) -> str:
@@ -40,12 +44,29 @@ def render_rule_table() -> str:
     return "\n".join(lines)
 
 
+def render_function_table() -> str:
+    """Markdown tables of the expression language's operators and functions, from the registry."""
+    from engine.rules.functions import FUNCTIONS, OPERATORS
+
+    lines = ["| operator / form | meaning |", "|---|---|"]
+    lines += [f"| `{_cell(o.syntax)}` | {_cell(o.description)} |" for o in OPERATORS]
+    lines += ["", "| function | meaning |", "|---|---|"]
+    lines += [f"| `{_cell(f.signature)}` | {_cell(f.description)} |"
+              for f in sorted(FUNCTIONS.values(), key=lambda f: f.name)]
+    return "\n".join(lines)
+
+
+def _replace_block(text: str, begin: str, end: str, body: str) -> str:
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{body}\n{end}{tail}"
+
+
 def update(doc: Path) -> bool:
-    """Rewrite the generated block of `doc`; return True when it changed."""
+    """Rewrite the generated blocks of `doc`; return True when it changed."""
     text = doc.read_text(encoding="utf-8")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    new = f"{head}{BEGIN}\n{render_rule_table()}\n{END}{tail}"
+    new = _replace_block(text, BEGIN, END, render_rule_table())
+    new = _replace_block(new, FN_BEGIN, FN_END, render_function_table())
     if new != text:
         doc.write_text(new, encoding="utf-8")
     return new != text

@@ -9,7 +9,8 @@ Jinja), `loader` (schema validation, layering of packs), `evaluate` (metrics, ru
 
 from __future__ import annotations
 
-from engine.rules.evaluate import BUCKETS, RuleOutcome, RuleResult, compute_buckets, evaluate
+from engine.rules.evaluate import RuleOutcome, RuleResult, compute_buckets, evaluate
+from engine.rules.hypothesis import BUCKETS
 from engine.rules.loader import PackRef, Rule, RuleSet, builtin_pack_paths, load_ruleset
 
 __all__ = ["BUCKETS", "PackRef", "Rule", "RuleOutcome", "RuleResult", "RuleSet", "builtin_pack_paths",

@@ -29,11 +29,10 @@ from typing import Any
 from engine.metrics.model import ProfileSummary, SkippedItem
 from engine.rules.expr import Expr, ExprError, Scope
 from engine.rules.expr import evaluate as eval_expr
-from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
+from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, Impact, amdahl_bounds
 from engine.rules.loader import PackRef, Rule, RuleSet
 from engine.rules.templates import render
 
-BUCKETS = ("compute", "exposed_copy", "exposed_communication", "sync", "idle")
 _IMPACT_ORDER = {"low": 0, "medium": 1, "high": 2}
 
 
@@ -60,6 +59,9 @@ class RuleResult:
     buckets: dict[str, int]  # time available per bucket (span-equivalent ns)
     warnings: list[str] = field(default_factory=list)
     claims: dict[str, int] = field(default_factory=dict)  # time the listed findings claim per bucket
+    # The param values the rules ran with (after site overrides): later stages that judge a claim
+    # (the LLM review's impact of a new finding) use the same cut-offs.
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 def _nest(extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -140,6 +142,10 @@ def _missing_reason(ctx: _Ctx, path: str) -> str:
     """Say why `path` is null, quoting the summary's own skipped reason where one matches."""
     parts = path.split(".")
     if parts[0] == "cross_rank" and "cross_rank" not in ctx.roots:
+        mpi = ctx.roots["summary"].get("mpi") or {}
+        if max(mpi.get("process_count") or 1, len(mpi.get("ranks") or [])) >= 2:
+            return (f"{path} is not available (this export holds several MPI processes in one file; "
+                    "cross-rank facts need one export per rank: pa analyze DIR)")
         return (f"{path} is not available (cross-rank facts need the profiles of several ranks analysed "
                 f"together: pa analyze DIR or several files)")
     hint = parts[1] if parts[0] == "summary" and len(parts) > 1 else parts[0]
@@ -205,7 +211,8 @@ def evaluate(summary: ProfileSummary, ruleset: RuleSet,
     hyps, claims = _rank_and_cap(fired, buckets, summary.span_ns, warnings, outcomes, floor)
     return RuleResult(hypotheses=hyps, skipped=skipped, packs=list(ruleset.packs),
                       outcomes=list(outcomes.values()), metrics=metrics,
-                      buckets=buckets, warnings=warnings, claims=claims)
+                      buckets=buckets, warnings=warnings, claims=claims,
+                      params={name: p.value for name, p in ruleset.params.items()})
 
 
 # A fired rule: the rule, its runtime fraction, the values it saw, and the context it fired in
@@ -317,17 +324,23 @@ def _suppress(fired: dict[str, Fired], outcomes: dict[str, RuleOutcome]) -> None
                 outcomes[k] = RuleOutcome(o.rule_id, "suppressed", f"explained by {rule.id}", o.values, o.phase)
 
 
+def impact_level(frac: float | None, params: Mapping[str, Any]) -> Impact:
+    """Impact of a claim of `frac` of the span: the params impact_high_fraction / impact_medium_fraction.
+
+    The one definition of the cut-offs, used by the rules and by the LLM review of new findings, so a
+    site pack's override_params reaches both.
+    """
+    if frac is None:
+        return "low"
+    if frac >= params["impact_high_fraction"]:
+        return "high"
+    if frac >= params["impact_medium_fraction"]:
+        return "medium"
+    return "low"
+
+
 def _impact(rule: Rule, frac: float | None, params: Mapping[str, Any]) -> str:
-    if rule.expected_impact != "auto":
-        level = rule.expected_impact
-    elif frac is None:
-        level = "low"
-    elif frac >= params.get("impact_high_fraction", 0.2):
-        level = "high"
-    elif frac >= params.get("impact_medium_fraction", 0.05):
-        level = "medium"
-    else:
-        level = "low"
+    level = rule.expected_impact if rule.expected_impact != "auto" else impact_level(frac, params)
     return level if _IMPACT_ORDER[level] <= _IMPACT_ORDER[rule.max_impact] else rule.max_impact
 
 

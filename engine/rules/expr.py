@@ -3,7 +3,8 @@
 Expressions are parsed with `ast` and only a whitelist of node types is accepted: numbers, strings,
 booleans, `null`/`None`, names, dotted fact paths (`summary.sync.cpu_blocked_ns`), integer or string
 subscripts, arithmetic (+ - * / // %), unary minus and `not`, comparisons (including `in`),
-`and`/`or`, `a if c else b`, list literals, and calls to the fixed function table `FUNCTIONS`.
+`and`/`or`, `a if c else b`, list literals, and calls to the fixed function table of
+engine.rules.functions (where each function's semantics are documented).
 Attribute names starting with `_` are rejected, and attribute access never calls `getattr`: the
 evaluator only looks keys up in the plain dicts and lists built from `summary.model_dump()`, so an
 expression can see data and nothing else.
@@ -32,10 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-
-class ExprError(Exception):
-    """An expression that cannot be parsed or evaluated (wrong types, unknown function, over a bound)."""
-
+from engine.rules.functions import PER_RECORD, ExprError, function_table, items
 
 MAX_SOURCE_CHARS = 4000
 MAX_NODES = 500
@@ -72,178 +70,9 @@ def _num(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-# ---- the function table: pure functions over plain data, all null-tolerant -----------------------
-
-def _min(*a: Any) -> Any:
-    return None if not a or any(x is None for x in a) else min(a)
-
-
-def _max(*a: Any) -> Any:
-    return None if not a or any(x is None for x in a) else max(a)
-
-
-def _abs(x: Any) -> Any:
-    return None if x is None else abs(x)
-
-
-def _coalesce(*a: Any) -> Any:
-    return next((x for x in a if x is not None), None)
-
-
-def _present(x: Any) -> bool:
-    """True when a fact exists (is not None); never None itself, so it can guard other terms."""
-    return x is not None
-
-
-def _clamp(x: Any, lo: Any = 0.0, hi: Any = 1.0) -> Any:
-    return None if x is None or lo is None or hi is None else min(max(x, lo), hi)
-
-
-def _safe_div(a: Any, b: Any) -> Any:
-    if a is None or b is None or b == 0:
-        return None
-    return a / b
-
-
-def _pct(a: Any, b: Any) -> Any:
-    q = _safe_div(a, b)
-    return None if q is None else q * 100.0
-
-
-def _items(xs: Any) -> list[Any]:
-    if xs is None:
-        return []
-    if not isinstance(xs, list):
-        raise ExprError(f"expected a list, got {type(xs).__name__}")
-    return xs
-
-
-def _field(item: Any, name: str) -> Any:
-    if not isinstance(item, Mapping):
-        raise ExprError(f"expected a record with field {name!r}, got {type(item).__name__}")
-    return item.get(name)
-
-
-def _count(xs: Any) -> Any:
-    return None if xs is None else len(_items(xs))
-
-
-def _sum_of(xs: Any, name: str) -> Any:
-    if xs is None:
-        return None
-    vals = [_field(i, name) for i in _items(xs)]
-    return sum(v for v in vals if v is not None)
-
-
-def _max_of(xs: Any, name: str) -> Any:
-    vals = [v for v in (_field(i, name) for i in _items(xs)) if v is not None]
-    return max(vals) if vals else None
-
-
-def _min_of(xs: Any, name: str) -> Any:
-    vals = [v for v in (_field(i, name) for i in _items(xs)) if v is not None]
-    return min(vals) if vals else None
-
-
-def _top(xs: Any, name: str) -> Any:
-    """Record with the largest `name` (first on ties, so the result is deterministic)."""
-    best = None
-    for i in _items(xs):
-        v = _field(i, name)
-        if v is not None and (best is None or v > _field(best, name)):
-            best = i
-    return best
-
-
-def _first(xs: Any) -> Any:
-    items = _items(xs)
-    return items[0] if items else None
-
-
-def _select(xs: Any, name: str, *values: Any) -> Any:
-    """Records whose field `name` equals one of `values`."""
-    return None if xs is None else [i for i in _items(xs) if _field(i, name) in values]
-
-
-def _select_match(xs: Any, name: str, *needles: str) -> Any:
-    """Records whose string field `name` contains one of `needles` (case-insensitive)."""
-    low = [n.lower() for n in needles]
-    out = []
-    for i in _items(xs):
-        v = _field(i, name)
-        if isinstance(v, str) and any(n in v.lower() for n in low):
-            out.append(i)
-    return None if xs is None else out
-
-
-def _select_where(xs: Any, name: str, op: str, value: Any) -> Any:
-    """Records whose field `name` compares true against `value` with `op` ('>', '>=', '<', ...)."""
-    ops = {">": ast.Gt, ">=": ast.GtE, "<": ast.Lt, "<=": ast.LtE, "==": ast.Eq, "!=": ast.NotEq}
-    if op not in ops:
-        raise ExprError(f"select_where: unknown operator {op!r}; use one of {', '.join(ops)}")
-    fn = _CMPOPS[ops[op]]
-    if xs is None:
-        return None
-    return [i for i in _items(xs) if _field(i, name) is not None and value is not None
-            and fn(_field(i, name), value)]
-
-
-def _flatten(xs: Any, name: str) -> Any:
-    """Concatenate the list field `name` of every record (e.g. the largest gaps of every device)."""
-    if xs is None:
-        return None
-    out: list[Any] = []
-    for i in _items(xs):
-        out.extend(_items(_field(i, name)))
-    return out
-
-
-def _get(rec: Any, key: Any, default: Any = None) -> Any:
-    if rec is None:
-        return default
-    if not isinstance(rec, Mapping):
-        raise ExprError(f"get: expected a mapping, got {type(rec).__name__}")
-    v = rec.get(key)
-    return default if v is None else v
-
-
-def _sqrt(x: Any) -> Any:
-    return None if x is None or x < 0 else math.sqrt(x)
-
-
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "min": _min, "max": _max, "abs": _abs, "coalesce": _coalesce, "clamp": _clamp,
-    "safe_div": _safe_div, "pct": _pct, "count": _count, "sum_of": _sum_of, "max_of": _max_of,
-    "min_of": _min_of, "top": _top, "first": _first, "select": _select, "select_match": _select_match,
-    "select_where": _select_where, "flatten": _flatten, "get": _get, "sqrt": _sqrt, "present": _present,
-    "sum_over": lambda *a: None,  # evaluated by _ev: its second argument is an expression, not a value
-}
-# Functions whose second argument is an expression (a string constant) evaluated once per record.
-_PER_RECORD = frozenset({"sum_over"})
-FUNCTION_DOCS: dict[str, str] = {
-    "min": "min(a, b, ...): smallest; null if any argument is null",
-    "max": "max(a, b, ...): largest; null if any argument is null",
-    "abs": "abs(x)",
-    "coalesce": "coalesce(a, b, ...): first non-null argument",
-    "clamp": "clamp(x, lo=0, hi=1)",
-    "safe_div": "safe_div(a, b): a / b, null when b is 0 or null",
-    "pct": "pct(a, b): 100 × a / b, null when b is 0 or null",
-    "count": "count(list): number of records",
-    "sum_of": "sum_of(list, 'field'): sum of a field over records (nulls ignored)",
-    "max_of": "max_of(list, 'field'): largest field value, null for an empty list",
-    "min_of": "min_of(list, 'field'): smallest field value, null for an empty list",
-    "top": "top(list, 'field'): the record with the largest field (first on ties)",
-    "first": "first(list): first record or null",
-    "select": "select(list, 'field', v1, v2, ...): records whose field equals one of the values",
-    "select_match": "select_match(list, 'field', 'sub', ...): records whose text field contains a substring",
-    "select_where": "select_where(list, 'field', '>=', value): records whose field compares true",
-    "flatten": "flatten(list, 'field'): concatenate a list field of every record",
-    "get": "get(mapping, 'key', default=null): a key of a mapping (e.g. summary.mpi.by_kind)",
-    "sqrt": "sqrt(x): square root, null for negative or null x",
-    "sum_over": "sum_over(list, 'expr'): sum of an expression evaluated per record, the record's fields "
-                "visible as names (before params and metrics); null terms are skipped, e.g. "
-                "sum_over(summary.devices, 'min(exposed_copy_ns, kernel_only_ns)')",
-}
+# The function table lives in engine.rules.functions (one entry per function, with its documentation).
+FUNCTIONS: dict[str, Callable[..., Any]] = function_table()
+_PER_RECORD = PER_RECORD
 
 
 @dataclass(frozen=True)
@@ -442,7 +271,7 @@ def _sum_over(xs: Any, inner: Expr, s: Scope) -> Any:
     if xs is None:
         return None
     total: Any = 0
-    for rec in _items(xs):
+    for rec in items(xs):
         if not isinstance(rec, Mapping):
             raise ExprError(f"sum_over: expected records, got {type(rec).__name__}")
         names: Mapping[str, Any] = ChainMap(dict(rec), s.names)  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ LLM ever computes them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +23,15 @@ ActionCategory = Literal["runtime_config", "launch_config", "code_optimization",
 Bucket = Literal["compute", "exposed_copy", "exposed_communication", "sync", "idle"]
 Source = Literal["rules", "llm"]
 Claim = Literal["recoverable", "speculative", "none"]
+
+# The vocabularies as tuples, for code that iterates them (the evaluator's buckets, the LLM
+# redactor's public words). These Literals are the one definition: the report model and its
+# generated schema use them, and tests/test_rules_engine.py checks that the hand-written rule-pack
+# schema (schemas/rulepack.schema.json) lists the same values.
+BOTTLENECK_TYPES: tuple[str, ...] = get_args(BottleneckType)
+BUCKETS: tuple[str, ...] = get_args(Bucket)
+ACTION_CATEGORIES: tuple[str, ...] = get_args(ActionCategory)
+CLAIMS: tuple[str, ...] = get_args(Claim)
 
 
 class EvidenceValue(BaseModel):

@@ -22,6 +22,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import types
 import typing
 from collections.abc import Sequence
@@ -38,6 +39,8 @@ from engine.errors import UserError
 from engine.inputs import read_text_file
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from engine.metrics.model import ProfileSummary
+from engine.metrics.thresholds import THRESHOLD_NAMES, Thresholds
+from engine.metrics.thresholds import problem as threshold_problem
 from engine.paths import data_dir
 from engine.rules.expr import Expr, ExprError, compile_expr
 from engine.rules.templates import check_template
@@ -66,6 +69,7 @@ class PackRef:
     sha256: str
     order: int
     builtin: bool
+    version: str | None = None  # the pack's own revision label (`version:`), as written
 
 
 @dataclass
@@ -149,6 +153,11 @@ class RuleSet:
     vendors: dict[str, dict[str, str]]
     packs: list[PackRef]
     marker_naming: MarkerNaming = DEFAULT_NAMING
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """The summary's tunable thresholds (rules/thresholds.yaml params, after every override)."""
+        return Thresholds.from_params({name: p.value for name, p in self.params.items()})
 
 
 @lru_cache(maxsize=1)
@@ -252,6 +261,15 @@ def _read_builtin_pack(path: Path, display: str, stamp: tuple[int, int]) -> dict
     return read_pack(path, display)
 
 
+def _version_ok(v: Any) -> bool:
+    """A pack's `version:` as the schema allows it: an integer ≥ 1 or a short label such as "1.0"."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return v >= 1
+    return isinstance(v, str) and re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z._+-]{0,39}", v) is not None
+
+
 def read_pack(path: Path, display: str) -> dict[str, Any]:
     """Parse and schema-validate one pack file; errors name the file, the rule id and the field."""
     try:
@@ -265,6 +283,15 @@ def read_pack(path: Path, display: str) -> dict[str, Any]:
     if bad:
         raise UserError(f"{display}: field {bad}: NaN or infinite numbers are not allowed (a NaN threshold "
                         "compares false with everything and would silently disable rules)")
+    version = data.get("version")
+    if isinstance(version, float):
+        # YAML reads an unquoted 1.0 as a float; accepting it would turn 1.10 into "1.1".
+        raise UserError(f"{display}: field version: {version!r} is read by YAML as a decimal number; write an "
+                        f"integer (version: 1) or quote the label (version: \"{version}\")")
+    if version is not None and not _version_ok(version):
+        raise UserError(f"{display}: field version: {str(version)[:40]!r} is not a pack version; expected an "
+                        "integer of at least 1 (version: 1) or a short quoted label of letters, digits and "
+                        "._+- (version: \"1.0\")")
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
@@ -512,11 +539,24 @@ def load_ruleset(site_packs: Sequence[Path] = (), keep_paths: bool = False) -> R
         _apply_pack(rs, data, display, builtin)
         rs.packs.append(PackRef(name=data["pack"], path=display,
                                 sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                                order=order, builtin=builtin))
+                                order=order, builtin=builtin,
+                                version=None if data.get("version") is None else str(data["version"])))
     _order_metrics(rs)
     _check_refs(rs)
     _check_cost(rs)
+    _check_thresholds(rs)
     return rs
+
+
+def _check_thresholds(rs: RuleSet) -> None:
+    """An analysis threshold out of its range is the overriding pack's error, before any analysis."""
+    for name in rs.params:
+        if name in THRESHOLD_NAMES:
+            p = rs.params[name]
+            error = threshold_problem(name, p.value)
+            if error:
+                raise _err(p.overridden_by or p.pack, None, f"override_params.{name}" if p.overridden_by
+                           else f"params.{name}", error)
 
 
 def _check_cost(rs: RuleSet) -> None:

@@ -19,9 +19,9 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.synth import scenarios
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.rocpd_writer import write_rocpd
+from testkit import scenarios
+from testkit.nsys_writer import write_nsys
+from testkit.rocpd_writer import RocpdDdlMissing, ddl_available, ddl_dir, write_rocpd
 
 Builder = Callable[[Path], None]
 
@@ -51,7 +51,7 @@ class Case:
     stderr_has: tuple[str, ...] = ()      # for exit 0 cases: warnings printed on stderr
     markdown_inert: bool = False          # stdout is Markdown whose untrusted labels must stay inert
     outputs: tuple[str, ...] = ()         # files the case may create in its directory
-    queries: Mapping[str, str] | None = None   # replaced bundled query files: "nsys/legacy/x.sql" -> text
+    queries: Mapping[str, str] | None = None   # replaced bundled query files: "nsys/base/x.sql" -> text
     template_seconds: float | None = None
     skip_as_root: bool = False            # permission cases mean nothing to root
     planted: tuple[str, ...] = ()         # hostile strings planted in the profile (for --redact tests)
@@ -60,13 +60,15 @@ class Case:
 # ---- building inputs ----------------------------------------------------------------------------
 
 BASES = {"nsys": "nsys.sqlite", "rocpd": "rocpd.sqlite", "mpi": "mpi.sqlite"}
+UNBUILT = "UNBUILT.txt"   # in a case's directory: why its inputs could not be built (the case skips)
 
 
 def build_bases(base: Path) -> None:
     """The small generated profiles every profile case starts from."""
     base.mkdir(parents=True, exist_ok=True)
     write_nsys(scenarios.example(), base / BASES["nsys"])
-    write_rocpd(scenarios.example(), base / BASES["rocpd"])
+    if ddl_available():   # rocpd files are built from the writers' DDL only; without it those cases skip
+        write_rocpd(scenarios.example(), base / BASES["rocpd"])
     write_nsys(scenarios.mpi_collectives(), base / BASES["mpi"])
 
 
@@ -79,11 +81,24 @@ def _tables(conn: sqlite3.Connection) -> dict[str, str]:
     return out
 
 
+class MissingBase(Exception):
+    """A case's base profile could not be built here (rocpd without the writers' DDL): the case skips."""
+
+
+def base_file(d: Path, base: str) -> Path:
+    """The base profile a case in directory `d` starts from, or MissingBase saying why it is absent."""
+    path = d.parent / "_base" / BASES[base]
+    if not path.is_file():
+        raise MissingBase(f"needs the {base} base profile, not built here"
+                          + (f" (the rocpd writers' DDL is not at {ddl_dir()})" if base == "rocpd" else ""))
+    return path
+
+
 def profile(sql: str = "", base: str = "nsys", name: str = "p.sqlite") -> Builder:
     """A copy of a base profile changed by `sql` ({T:kernel_dispatch} names a rocpd table)."""
     def build(d: Path) -> None:
         p = d / name
-        shutil.copyfile(d.parent / "_base" / BASES[base], p)
+        shutil.copyfile(base_file(d, base), p)
         if sql:
             with closing(sqlite3.connect(p)) as conn:
                 text = sql
@@ -113,7 +128,7 @@ def raw(data: bytes, name: str = "p.sqlite") -> Builder:
 def mangled(fn: Callable[[bytes], bytes], base: str = "nsys") -> Builder:
     """A base profile's bytes passed through `fn` (truncation, corrupt pages)."""
     def build(d: Path) -> None:
-        (d / "p.sqlite").write_bytes(fn((d.parent / "_base" / BASES[base]).read_bytes()))
+        (d / "p.sqlite").write_bytes(fn(base_file(d, base).read_bytes()))
     return build
 
 
@@ -160,7 +175,7 @@ def sidecar_file(suffix: str, data: bytes) -> Builder:
 
 def host_to_host_rocpd(d: Path) -> None:
     """A rocpd file with a host-to-host copy: its device is NULL (no GPU involved), not a GPU "-1"."""
-    from engine.synth.scenario import Copy, Device, Kernel, Process, Scenario
+    from testkit.scenario import Copy, Device, Kernel, Process, Scenario
 
     scen = Scenario(name="h2h", description="one host-to-host copy", devices=[Device(id=0)],
                     processes=[Process(pid=100, name="app", threads={100: "main"})],
@@ -642,12 +657,12 @@ def _rules_cases() -> list[Case]:
 def _query_cases() -> list[Case]:
     head = ("-- relation: kernels\n-- requires: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId), "
             "StringIds(id, value)\n")
-    good = (Path(__file__).resolve().parents[2] / "queries" / "nsys" / "legacy" / "kernels.sql").read_text()
+    good = (Path(__file__).resolve().parents[2] / "queries" / "nsys" / "base" / "kernels.sql").read_text()
     body = good.split("\nSELECT", 1)[1]
 
     def q(name: str, text: str | bytes, exit: int, error: str = "", **kw: object) -> Case:
         return Case(name=f"query_{name}", group="query", args=("summary", "{nsys}"), exit=exit, error=error,
-                    queries={"nsys/legacy/kernels.sql": text}, **kw)  # type: ignore[arg-type]
+                    queries={"nsys/base/kernels.sql": text}, **kw)  # type: ignore[arg-type]
 
     return [
         q("globals_escape", head + "{{ has_table.__globals__['__builtins__']['__import__']('os')"
@@ -773,8 +788,15 @@ def build(workdir: Path) -> dict[str, Path]:
     for case in CASES:
         d = workdir / case.name
         d.mkdir()
-        if case.build is not None:
-            case.build(d)
+        dirs[case.name] = d
+        try:
+            if any("{rocpd}" in a for a in case.args):
+                base_file(d, "rocpd")
+            if case.build is not None:
+                case.build(d)
+        except (MissingBase, RocpdDdlMissing) as exc:
+            (d / UNBUILT).write_text(str(exc))
+            continue
         if case.queries is not None:
             query_tree(case.queries)(d)
         dirs[case.name] = d

@@ -6,23 +6,9 @@
 -- come from the agent's extdata JSON (rocprofv3; rocprof-sys writes '{}', giving NULL). Clock:
 -- max_engine_clk_fcompute is in MHz. compute_capability = the agent name, the gfx target.
 --
--- Peak memory bandwidth is not stored by rocpd; it comes from the vendor's spec sheets
--- (amd.com/en/products/accelerators/instinct: MI100 1.2288 TB/s, MI210 1.6384 TB/s, MI250/MI250X
--- 3.2768 TB/s per package, MI300A 5.3 TB/s, MI300X 5.3 TB/s, MI325X 6 TB/s, MI350X/MI355X 8 TB/s).
--- rocpd lists each MI250/MI250X GCD as its own agent with half the package's HBM, so those agents
--- get 1.6384 TB/s. MI300X/MI300A in a partitioned compute mode (CPX) also show one agent per
--- partition; the table gives the whole-device figure (SPX, the default). Other products: NULL.
-WITH bw(product, bps) AS (
-    VALUES ('MI100', 1228800000000),
-           ('MI210', 1638400000000),
-           ('MI250', 1638400000000),
-           ('MI250X', 1638400000000),
-           ('MI300A', 5300000000000),
-           ('MI300X', 5300000000000),
-           ('MI325X', 6000000000000),
-           ('MI350X', 8000000000000),
-           ('MI355X', 8000000000000)
-), used AS (
+-- Peak memory bandwidth is not stored by rocpd: the column is NULL here, and the summary takes the
+-- product's spec-sheet figure from engine/metrics/hardware.yaml (the one table of hardware facts).
+WITH used AS (
     SELECT guid, agent_id FROM rocpd_kernel_dispatch
     UNION SELECT guid, src_agent_id FROM rocpd_memory_copy
     UNION SELECT guid, dst_agent_id FROM rocpd_memory_copy
@@ -32,9 +18,7 @@ SELECT
     a.product_name AS name,
     NULL AS bus_location,
     CAST(json_extract(a.extdata, '$.cu_count') AS INTEGER) AS sm_count,
-    -- longest product key contained in the product name ('MI250X' before 'MI250')
-    (SELECT bw.bps FROM bw WHERE instr(a.product_name, bw.product) > 0
-     ORDER BY length(bw.product) DESC LIMIT 1) AS memory_bandwidth_bps,
+    NULL AS memory_bandwidth_bps,   -- not stored by rocpd: pa takes the spec sheet's (engine/metrics/hardware.yaml)
     CAST(json_extract(a.extdata, '$.max_engine_clk_fcompute') AS INTEGER) * 1000000 AS clock_hz,
     NULL AS l2_bytes,
     NULL AS memory_bytes,

@@ -1,19 +1,9 @@
 -- relation: devices
 -- requires: rocpd_info_agent(id, guid, type, type_index, name, generic_name, product_name, extdata), rocpd_kernel_dispatch(guid, track_id), rocpd_track(id, guid, agent_id), rocpd_memory_copy(guid, src_agent_id, dst_agent_id)
 -- description: the GPU agents this process used (through its dispatches' tracks and its copies) in a schema 4.0.0 file, not every agent of the node. As the schema 3 set, except that the gfx target is `generic_name` (4.0.0's `name` holds the product name on GPUs) and SIMDs per CU may only be given as the agent's total `simd_count`.
--- Clock: max_engine_clk_fcompute is in MHz. Peak memory bandwidth is not stored by rocpd: the same
--- spec-sheet table as queries/rocpd/3/devices.sql (MI250/MI250X per GCD).
-WITH bw(product, bps) AS (
-    VALUES ('MI100', 1228800000000),
-           ('MI210', 1638400000000),
-           ('MI250', 1638400000000),
-           ('MI250X', 1638400000000),
-           ('MI300A', 5300000000000),
-           ('MI300X', 5300000000000),
-           ('MI325X', 6000000000000),
-           ('MI350X', 8000000000000),
-           ('MI355X', 8000000000000)
-), used AS (
+-- Clock: max_engine_clk_fcompute is in MHz. Peak memory bandwidth is not stored by rocpd: NULL here,
+-- the summary takes the spec sheet's from engine/metrics/hardware.yaml.
+WITH used AS (
     SELECT tr.guid, tr.agent_id FROM rocpd_kernel_dispatch k
     JOIN rocpd_track tr ON tr.id = k.track_id AND tr.guid = k.guid
     UNION SELECT guid, src_agent_id FROM rocpd_memory_copy
@@ -24,8 +14,7 @@ SELECT
     a.product_name AS name,
     NULL AS bus_location,
     CAST(json_extract(a.extdata, '$.cu_count') AS INTEGER) AS sm_count,
-    (SELECT bw.bps FROM bw WHERE instr(a.product_name, bw.product) > 0
-     ORDER BY length(bw.product) DESC LIMIT 1) AS memory_bandwidth_bps,
+    NULL AS memory_bandwidth_bps,   -- not stored by rocpd: pa takes the spec sheet's (engine/metrics/hardware.yaml)
     CAST(json_extract(a.extdata, '$.max_engine_clk_fcompute') AS INTEGER) * 1000000 AS clock_hz,
     NULL AS l2_bytes,
     NULL AS memory_bytes,

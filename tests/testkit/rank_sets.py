@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import Device, Kernel, Marker, MpiCall, Process, Scenario
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import Device, Kernel, Marker, MpiCall, Process, Scenario
 
 T0 = 1_000_000_000
 US = 1_000

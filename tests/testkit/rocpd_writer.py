@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from engine.errors import UserError
-from engine.synth.scenario import ApiCall, Copy, Device, Kernel, Scenario
+from testkit.scenario import ApiCall, Copy, Device, Kernel, Scenario
 
 FLAVOURS = ("rocprofv3", "rocprof-sys")
 # Schema versions the writer can produce: 3 and the additive 3.0.x share the schema-3 DDL (the
@@ -1109,7 +1109,7 @@ def write_rocpd_bulk(path: Path, n_regions: int, n_dispatches: int, n_copies: in
     """
     if flavour not in FLAVOURS:
         raise ValueError(f"unknown rocpd flavour {flavour!r} (known: {', '.join(FLAVOURS)})")
-    from engine.synth.scenario import Process  # local: only the bulk path needs a placeholder process
+    from testkit.scenario import Process  # local: only the bulk path needs a placeholder process
 
     span_end = max(n_regions, 1) * _BULK_STEP
     sc = Scenario(name="bulk", description="bulk rocpd benchmark", devices=[Device(

@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from engine.synth.nsys_writer import write_nsys
-from engine.synth.scenario import ApiCall, Device, Kernel, Marker, MpiCall, Process, Scenario
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import ApiCall, Device, Kernel, Marker, MpiCall, Process, Scenario
 
 PID = 4242
 T0 = 1_000_000_000

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from engine.synth.scenario import (
+from testkit.scenario import (
     ApiCall,
     ApiKind,
     Copy,

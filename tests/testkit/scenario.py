@@ -1,8 +1,8 @@
 """A vendor-neutral description of what happened on a machine, written out as a profile by a writer.
 
 The fixture generator plants behaviour (launch-bound tiny kernels, pageable copies, MPI waits, ...)
-as a `Scenario`; `engine.synth.nsys_writer` turns it into a Nsight Systems SQLite export and
-`engine.synth.rocpd_writer` into a rocpd database. Because both files come from one scenario, a
+as a `Scenario`; `testkit.nsys_writer` turns it into a Nsight Systems SQLite export and
+`testkit.rocpd_writer` into a rocpd database. Because both files come from one scenario, a
 parity test can check that pa reads the same facts from either vendor's format, and the planted
 ground truth (`expected`) feeds the accuracy benchmark of the rule engine.
 

@@ -58,7 +58,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from engine.synth.scenario import ApiKind, Device, Marker, MpiCall, Scenario
+from testkit.scenario import ApiKind, Device, Marker, MpiCall, Scenario
 
 LAYOUTS = ("3.13", "3.24", "2.9", "legacy")
 VM_ID = 1 << 48

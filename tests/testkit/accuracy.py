@@ -19,18 +19,18 @@ FORMATS = ("nsys", "rocpd")
 
 def generate_profile(scenario: str, fmt: str, out_dir: Path) -> Path:
     """Write one planted scenario as a profile of `fmt` into out_dir (reused when already there)."""
-    from engine.synth import scenarios
+    from testkit import scenarios
 
     path = Path(out_dir) / f"{scenario}.{fmt}.sqlite"
     if path.exists():
         return path
     scen = scenarios.ALL_SCENARIOS[scenario]()
     if fmt == "nsys":
-        from engine.synth.nsys_writer import write_nsys
+        from testkit.nsys_writer import write_nsys
 
         write_nsys(scen, path)
     else:
-        from engine.synth.rocpd_writer import write_rocpd
+        from testkit.rocpd_writer import write_rocpd
 
         # rocprofv3 does not intercept MPI: an MPI scenario is captured the way an AMD user would
         # capture it, with rocprof-sys and its MPI wrappers.
@@ -55,7 +55,7 @@ class ScenarioScore:
 def score(scenario: str, fmt: str, out_dir: Path, ruleset: RuleSet | None = None) -> ScenarioScore:
     """Generate, summarise and evaluate one scenario, and score it against its ground truth."""
     from engine.metrics.summarize import summarize
-    from engine.synth import scenarios
+    from testkit import scenarios
 
     expected = list(scenarios.ALL_SCENARIOS[scenario]().expected.bottlenecks)
     result = evaluate(summarize(generate_profile(scenario, fmt, out_dir)), ruleset or load_ruleset())
@@ -76,7 +76,7 @@ def score(scenario: str, fmt: str, out_dir: Path, ruleset: RuleSet | None = None
 def run(out_dir: Path, names: Iterable[str] | None = None,
         formats: Iterable[str] = FORMATS) -> list[ScenarioScore]:
     """Score every scenario (or `names`) in every format."""
-    from engine.synth import scenarios
+    from testkit import scenarios
 
     rs = load_ruleset()
     return [score(n, f, out_dir, rs) for f in formats for n in (names or sorted(scenarios.ALL_SCENARIOS))

@@ -4,15 +4,16 @@
 
 1. Markers: the top-level ranges (depth 0) of the thread whose top-level ranges cover most of the
    span; consecutive ranges with the same name form one run ("iteration" × 500 is one phase). When
-   the runs cover at least MARKER_COVERAGE of the span and there are 2 … max_phases of them, each
+   the runs cover at least thresholds.marker_coverage_min of the span and there are 2 … max_phases of them, each
    run is a phase, extended back to the end of the previous one (the first to the span start, the
    last to the span end) so the phases tile the span.
-2. Otherwise the kernel-mix segmentation of `engine.phases.segment` over the span.
+2. Otherwise the kernel-mix segmentation of `engine.metrics.phases.segment` over the span.
 
 Every phase's metrics clip events to the phase (an event straddling a boundary counts in both, for
 the part inside each), so phase totals add up to the profile's. The first of several phases is
 marked warm-up when its marker says so (init, warmup, setup, startup) or its GPU utilisation is
-below WARMUP_UTIL_RATIO × that of the rest of the run.
+below thresholds.warmup_util_ratio × that of the rest of the run. The thresholds are the site-tunable
+ones of engine.metrics.thresholds (rule-pack params, rules/thresholds.yaml).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ import numpy as np
 
 from engine.metrics import intervals as iv
 from engine.metrics.host import scan_markers
+from engine.metrics.idle import idle_ns
 from engine.metrics.kernels import kernel_names
-from engine.phases.model import PhaseKernel, PhaseSummary
-from engine.phases.segment import (
+from engine.metrics.phases.model import PhaseKernel, PhaseSummary
+from engine.metrics.phases.segment import (
     DEFAULT_WINDOWS,
     TOP_COMPONENTS,
     by_group,
@@ -36,14 +38,11 @@ from engine.phases.segment import (
     optimal_segmentation,
     window_mix,
 )
+from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from engine.profile.relations import VALID, Relations
 
 DEFAULT_MAX_PHASES = 8
-MARKER_COVERAGE = 0.6
-IDLE_LABEL_BUSY = 0.05
-WARMUP_UTIL_RATIO = 0.5
 WARMUP_WORDS = re.compile(r"warm|init|setup|start", re.IGNORECASE)
-MIN_KERNELS_PER_WINDOW = 4
 TOP_KERNELS_LISTED = 5
 
 
@@ -61,7 +60,8 @@ def detect_phases(rel: Relations, span_start: int, span_end: int, max_phases: in
                   windows: int = DEFAULT_WINDOWS, kernels: dict[str, np.ndarray] | None = None,
                   names: dict[int, tuple[str, str | None]] | None = None,
                   prefetched: dict[str, dict[str, np.ndarray]] | None = None,
-                  marker_runs: list[list[tuple[str, int, int]]] | None = None) -> list[PhaseSummary] | None:
+                  marker_runs: list[list[tuple[str, int, int]]] | None = None,
+                  thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[PhaseSummary] | None:
     """Phases of the profile, or None when there are no kernels to segment (nothing to say).
 
     `kernels` (start, end, name_id, device arrays), `names` (name_id -> (name, short name)),
@@ -78,18 +78,18 @@ def detect_phases(rel: Relations, span_start: int, span_end: int, max_phases: in
         names = {i: (n or f"<name id {i}>", sn) for i, (n, sn) in kernel_names(rel).items()}
     if marker_runs is None and max_phases > 1 and rel.available("markers"):
         marker_runs = scan_markers(rel).top_level_runs()
-    cut = marker_cut(marker_runs or [], span_start, span_end, max_phases) if max_phases > 1 else None
+    cut = marker_cut(marker_runs or [], span_start, span_end, max_phases, thresholds) if max_phases > 1 else None
     if cut is None:
-        cut = mix_cut(k, span_start, span_end, max_phases, windows)
-    return phase_metrics(rel, cut, k, names, span_start, prefetched)
+        cut = mix_cut(k, span_start, span_end, max_phases, windows, thresholds)
+    return phase_metrics(rel, cut, k, names, span_start, prefetched, thresholds)
 
 
 def marker_cut(runs_by_thread: list[list[tuple[str, int, int]]], span_start: int, span_end: int,
-               max_phases: int) -> Cut | None:
+               max_phases: int, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Cut | None:
     """Phases from top-level NVTX/rocTX ranges when they tile most of the span (see module docs).
 
     `runs_by_thread` is MarkerScan.top_level_runs(). Among threads with 2 … max_phases runs
-    covering ≥ MARKER_COVERAGE of the span, the one covering the most wins (a thread with one range
+    covering ≥ thresholds.marker_coverage_min of the span, the one covering the most wins (a thread with one range
     around the whole run says nothing about phases).
     """
     best: tuple[int, list[tuple[str, int, int]]] | None = None
@@ -97,7 +97,7 @@ def marker_cut(runs_by_thread: list[list[tuple[str, int, int]]], span_start: int
         if not 2 <= len(runs) <= max_phases:
             continue
         covered = iv.union_length(np.array([s for _, s, _ in runs]), np.array([e for _, _, e in runs]))
-        if covered >= MARKER_COVERAGE * (span_end - span_start) and (best is None or covered > best[0]):
+        if covered >= thresholds.marker_coverage_min * (span_end - span_start) and (best is None or covered > best[0]):
             best = (covered, runs)
     if best is None:
         return None
@@ -109,9 +109,9 @@ def marker_cut(runs_by_thread: list[list[tuple[str, int, int]]], span_start: int
 
 
 def mix_cut(k: dict[str, np.ndarray], span_start: int, span_end: int, max_phases: int,
-            windows: int) -> Cut:
-    """Phases from the kernel-mix segmentation of [span_start, span_end) (engine.phases.segment)."""
-    n = max(1, min(windows, len(k["start"]) // MIN_KERNELS_PER_WINDOW, span_end - span_start))
+            windows: int, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Cut:
+    """Phases from the kernel-mix segmentation of [span_start, span_end) (engine.metrics.phases.segment)."""
+    n = max(1, min(windows, len(k["start"]) // thresholds.phase_min_kernels_per_window, span_end - span_start))
     if max_phases <= 1 or n < 2:
         return Cut([span_start, span_end], "single", [None])
     # Components: the TOP_COMPONENTS kernels by total time (ties by name id), everything else pooled.
@@ -149,7 +149,8 @@ def _clipped_sets(sets: list[iv.Merged] | None, edges: np.ndarray) -> np.ndarray
 
 def phase_metrics(rel: Relations, cut: Cut, k: dict[str, np.ndarray],
                   names: dict[int, tuple[str, str | None]], span_start: int,
-                  prefetched: dict[str, dict[str, np.ndarray]] | None = None) -> list[PhaseSummary]:
+                  prefetched: dict[str, dict[str, np.ndarray]] | None = None,
+                  thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[PhaseSummary]:
     """Per-phase metrics with every event clipped to each phase it overlaps."""
     pre = prefetched or {}
     edges = np.array(cut.edges, dtype=np.int64)
@@ -218,23 +219,23 @@ def phase_metrics(rel: Relations, cut: Cut, k: dict[str, np.ndarray],
         phases.append(PhaseSummary(
             index=i, label="", source=cut.source, start_ns=int(edges[i] - span_start),
             end_ns=int(edges[i + 1] - span_start), duration_ns=dur, kernel_count=int(kcount[i]),
-            kernel_time_ns=int(ktime[i]), busy_ns=int(busy[i]), idle_ns=max(0, cap - int(busy[i])),
+            kernel_time_ns=int(ktime[i]), busy_ns=int(busy[i]), idle_ns=idle_ns(dur, int(busy[i]), n_dev),
             utilization_pct=(100.0 * int(busy[i]) / cap) if cap else None, largest_gap_ns=int(largest_gap[i]),
             copy_time_ns=int(copy_time[i]), copy_bytes=int(copy_bytes[i]),
             sync_ns=None if sync is None else int(sync[i]), mpi_ns=None if mpi is None else int(mpi[i]),
             top_kernels=tops, marker=cut.markers[i]))
-    _label(phases)
-    _mark_warmup(phases)
+    _label(phases, thresholds.phase_idle_busy_max)
+    _mark_warmup(phases, thresholds.warmup_util_ratio)
     return phases
 
 
-def _label(phases: list[PhaseSummary]) -> None:
-    """Label by marker, else 'idle' when busy < 5 % of capacity, else the dominant kernel; unique."""
+def _label(phases: list[PhaseSummary], idle_busy_max: float) -> None:
+    """Label by marker, else 'idle' when busy < idle_busy_max of capacity, else the dominant kernel; unique."""
     seen: dict[str, int] = defaultdict(int)
     for ph in phases:
         if ph.marker:
             base = ph.marker
-        elif not ph.top_kernels or (ph.utilization_pct or 0.0) < 100 * IDLE_LABEL_BUSY:
+        elif not ph.top_kernels or (ph.utilization_pct or 0.0) < 100 * idle_busy_max:
             base = "idle"
         else:
             top = ph.top_kernels[0]
@@ -243,7 +244,7 @@ def _label(phases: list[PhaseSummary]) -> None:
         ph.label = base if seen[base] == 1 else f"{base} ({seen[base]})"
 
 
-def _mark_warmup(phases: list[PhaseSummary]) -> None:
+def _mark_warmup(phases: list[PhaseSummary], util_ratio: float) -> None:
     if len(phases) < 2:
         return
     first = phases[0]
@@ -257,4 +258,4 @@ def _mark_warmup(phases: list[PhaseSummary]) -> None:
         return
     first_util = first.busy_ns / n_dev_cap_first
     rest_util = rest_busy / (rest_cap * (n_dev_cap_first / first.duration_ns))
-    first.warmup = first_util < WARMUP_UTIL_RATIO * rest_util
+    first.warmup = first_util < util_ratio * rest_util

@@ -1,0 +1,126 @@
+"""`pa compare` verdict, --fail-on exit codes, iterations, per-GPU rows, capped percentages and the
+warnings that two captures may not be comparable."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import statistics
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from testkit.phased import MS, phased, write
+
+from engine.cli import main
+from engine.compare import compare
+from engine.compare.changes import pct_change
+from engine.metrics.model import ProfileSummary
+from engine.metrics.summarize import summarize
+
+MIX = {"step_kernel": 0.7, "update_kernel": 0.3}
+
+
+def _steps(path: Path, n: int, step_ms: float, mix: dict[str, float] = MIX, seed: int = 0) -> Path:
+    """A capture of n back-to-back 'Iteration <i>' ranges of step_ms each."""
+    dur = int(step_ms * MS)
+    scen, _ = phased([(dur, mix, 0.8)] * n, seed=seed, markers=[f"Iteration {i}" for i in range(n)])
+    return write(scen, path)
+
+
+@pytest.fixture(scope="module")
+def caps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("verdict")
+    return {"base": _steps(d / "base.sqlite", 10, 20), "faster": _steps(d / "faster.sqlite", 10, 15),
+            "longer": _steps(d / "longer.sqlite", 20, 20, seed=1),
+            "other": _steps(d / "other.sqlite", 10, 20, mix={"foo_kernel": 1.0})}
+
+
+def test_iterations_found_as_the_profile_holds_them(caps: dict[str, Path]) -> None:
+    it = summarize(caps["base"]).markers.iterations  # type: ignore[union-attr]
+    with sqlite3.connect(caps["base"]) as con:   # independent: the ranges as written
+        durs = [e - s for s, e in con.execute(
+            "SELECT start, end FROM NVTX_EVENTS WHERE text LIKE 'Iteration %' OR textId IN "
+            "(SELECT id FROM StringIds WHERE value LIKE 'Iteration %')")]
+    assert it is not None and it.name == "Iteration #"
+    assert it.count == len(durs) == 10 and it.median_ns == statistics.median(durs) == 20 * MS
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, ["compare", *args, "--no-rules", "--no-llm"])
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_verdict_on_iteration_median_and_fail_on_exit_codes(caps: dict[str, Path]) -> None:
+    code, out, _ = _run(str(caps["base"]), str(caps["faster"]), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["verdict"] == "improvement" and doc["verdict_basis"] == "iteration_median"
+    med = doc["iterations"]["median"]
+    assert (med["before"], med["after"]) == (20 * MS, 15 * MS) and med["delta_pct"] == pytest.approx(-25.0)
+    assert _run(str(caps["base"]), str(caps["faster"]), "--fail-on", "improvement")[0] == 1
+    assert _run(str(caps["base"]), str(caps["faster"]), "--fail-on", "regression")[0] == 0
+    code, out, err = _run(str(caps["faster"]), str(caps["base"]), "--fail-on", "regression")
+    assert code == 1 and "VERDICT: REGRESSION" in out and "matches --fail-on regression" in err
+    assert _run(str(caps["faster"]), str(caps["base"]), "--fail-on", "change")[0] == 1
+    assert _run(str(caps["base"]), str(caps["base"]), "--fail-on", "change")[0] == 0
+
+
+def test_a_longer_capture_of_the_same_iterations_is_within_noise(caps: dict[str, Path]) -> None:
+    c = compare(summarize(caps["base"]), summarize(caps["longer"]))
+    span = next(x for x in c.overview if x.metric == "span")
+    assert span.significant and span.delta is not None and span.delta > 0   # twice the steps, twice the span
+    assert c.verdict == "within_noise" and c.verdict_basis == "iteration_median"
+    assert c.iterations is not None and (c.iterations.before_count, c.iterations.after_count) == (10, 20)
+
+
+def test_without_iterations_the_verdict_rests_on_the_span(tmp_path: Path) -> None:
+    sb, _ = phased([(100 * MS, MIX, 0.8)], seed=0)
+    sa, _ = phased([(130 * MS, MIX, 0.8)], seed=0)
+    c = compare(summarize(write(sb, tmp_path / "b.sqlite")), summarize(write(sa, tmp_path / "a.sqlite")))
+    assert c.iterations is None and "no iteration range in either capture" in c.iterations_reason
+    assert (c.verdict, c.verdict_basis) == ("regression", "span")
+    assert "from 100.000 ms to 130.000 ms (+30.0 %)" in c.verdict_reason
+
+
+def test_percentages_from_zero_are_capped() -> None:
+    assert pct_change(0, 5) == (None, "new")
+    assert pct_change(0, 0) == (None, None)
+    assert pct_change(2, 886) == (None, "from ~0")      # +44200 % would say nothing
+    assert pct_change(100, 150) == (50.0, None)
+    assert pct_change(100, 0) == (-100.0, None)
+
+
+def test_new_kernels_and_other_application_are_said_plainly(caps: dict[str, Path]) -> None:
+    b, o = summarize(caps["base"]), summarize(caps["other"])
+    c = compare(b, o)
+    foo = next(k for k in c.kernels if k.name == "foo_kernel")
+    assert foo.status == "new" and foo.delta_pct is None and foo.note == "new"
+    assert any("different applications" in w and "0 % of BEFORE's kernel time" in w for w in c.warnings)
+    assert not any("different applications" in w for w in compare(b, summarize(caps["faster"])).warnings)
+    code, out, _ = _run(str(caps["base"]), str(caps["other"]), "--format", "markdown")
+    assert code == 0 and "different applications" in out and "+inf" not in out
+
+
+def _with_devices(s: ProfileSummary, names: list[str], sms: list[int]) -> ProfileSummary:
+    d0 = s.devices[0]
+    devs = [d0.model_copy(update={"id": i, "name": n, "busy_ns": d0.busy_ns * (i + 1),
+                                  "hardware": d0.hardware.model_copy(update={"sm_count": sm})})
+            for i, (n, sm) in enumerate(zip(names, sms, strict=True))]
+    return s.model_copy(update={"devices": devs})
+
+
+def test_per_gpu_rows_and_different_gpus_warning(caps: dict[str, Path]) -> None:
+    b = _with_devices(summarize(caps["base"]), ["A100", "A100"], [108, 108])
+    a = _with_devices(summarize(caps["faster"]), ["H100", "H100"], [132, 132])
+    c = compare(b, a)
+    assert [d.device for d in c.devices] == [0, 1]
+    busy1 = next(x for x in c.devices[1].changes if x.metric == "gpu busy")
+    assert (busy1.before, busy1.after) == (b.devices[1].busy_ns, a.devices[1].busy_ns)
+    gpu_warning = next(w for w in c.warnings if "different GPUs" in w)
+    assert "2× A100 (cc 8.0, 108 SMs)" in gpu_warning and "2× H100 (cc 8.0, 132 SMs)" in gpu_warning
+    same = compare(b, _with_devices(summarize(caps["faster"]), ["A100", "A100"], [108, 108]))
+    assert not any("different GPUs" in w for w in same.warnings)
+    from engine.compare.render import render_text
+
+    text = render_text(c)
+    assert "Per GPU:" in text and "GPU 1 A100" in text

@@ -1,0 +1,38 @@
+"""One number-formatting family (engine/formatting.py), by hand, and the three layers that use it."""
+
+from __future__ import annotations
+
+from engine import formatting as f
+from engine.report.render import fmt_bytes as report_bytes
+from engine.rules.templates import FILTERS
+from engine.summary_render import fmt_bytes as summary_bytes
+
+
+def test_durations_pick_the_unit_after_rounding() -> None:
+    assert f.duration(12) == "12 ns"
+    assert f.duration(999) == "999 ns"
+    assert f.duration(999_400) == "999 µs"
+    assert f.duration(999_600) == "1 ms"            # not "1e+03 µs"
+    assert f.duration(45_600_000) == "45.6 ms"
+    assert f.duration(1_234_000_000) == "1.23 s"
+    assert f.duration(12_345 * 10**9) == "12,345 s"  # beyond 3 digits in the largest unit: in full
+    assert f.duration(None) == f.duration(True) == f.duration("3") == "n/a"
+
+
+def test_sizes_are_decimal() -> None:
+    assert f.data_size(301_989_888) == "302 MB"      # the same bytes never read "288 MiB"
+    assert f.data_size(65_536) == "65.5 kB"
+    assert f.data_size(512) == "512 B"
+    assert f.bandwidth(31_500_000_000) == "31.5 GB/s"
+
+
+def test_percentages_and_counts() -> None:
+    assert f.percent(12.345) == "12.3 %"
+    assert f.percent(0.04) == "<0.1 %" and f.percent(0) == "0.0 %"
+    assert f.fraction(0.2) == "20.0 %"
+    assert f.number(12_345) == "12,345" and f.number(1.23456) == "1.23" and f.number(1.23456, 4) == "1.235"
+
+
+def test_every_layer_formats_alike() -> None:
+    n = 301_989_888
+    assert summary_bytes(n) == report_bytes(n) == FILTERS["bytes"](n) == "302 MB"
