@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from testkit.cache import ScenarioProfiles, Summaries
 
 ROOT = Path(__file__).resolve().parent.parent
 # The one way tests find the real profiles: ../shared/profiles beside the checkout, or $PA_SHARED_PROFILES.
@@ -40,6 +42,44 @@ def real_profile(request: pytest.FixtureRequest) -> Path:
     if request.param is None:
         pytest.skip(missing_reason(NSYS_PROFILES))
     return request.param
+
+
+@pytest.fixture(scope="session")
+def scenario_profiles(tmp_path_factory: pytest.TempPathFactory) -> ScenarioProfiles:
+    """The planted scenarios, written and summarised once per session (tests/testkit/cache.py)."""
+    return ScenarioProfiles(tmp_path_factory.mktemp("scenarios"))
+
+
+@pytest.fixture(scope="session")
+def summary_of() -> Summaries:
+    """summary_of(path): the summary of a profile that is never modified (the real ones), once per session."""
+    return Summaries()
+
+
+@pytest.fixture(scope="session")
+def real_report(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str], str]:
+    """real_report(profile, fmt): `pa analyze PROFILE --no-llm -f FMT -o FILE` run once per session.
+
+    Returns the text written to FILE; the run must exit 0. The every-format test and the golden
+    verdicts read the same reports instead of analysing each real profile twice.
+    """
+    from click.testing import CliRunner
+
+    from engine.cli import main
+
+    folder = tmp_path_factory.mktemp("real_reports")
+    done: dict[tuple[Path, str], str] = {}
+
+    def get(profile: Path, fmt: str) -> str:
+        if (profile, fmt) not in done:
+            out = folder / f"{profile.stem}.{fmt}"
+            result = CliRunner().invoke(main, ["analyze", str(profile), "--no-llm", "--format", fmt, "-o", str(out)],
+                                        catch_exceptions=False)
+            assert result.exit_code == 0, result.output
+            done[(profile, fmt)] = out.read_text(encoding="utf-8")
+        return done[(profile, fmt)]
+
+    return get
 
 
 @pytest.fixture(autouse=True)

@@ -26,6 +26,7 @@ def test_corpus_is_as_large_as_the_issue_asks():
     assert len({c.name for c in cases.CASES}) == len(cases.CASES)
 
 
+@pytest.mark.slow  # 225 cases, each a full pa run in-process
 @pytest.mark.parametrize("case", cases.CASES, ids=lambda c: c.name)
 def test_case(case: cases.Case, corpus_dir: Path) -> None:
     if case.skip_as_root and os.geteuid() == 0:

@@ -237,19 +237,8 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
     return out
 
 
-@pytest.fixture(scope="module")
-def summaries():
-    cache = {}
-
-    def get(path: Path):
-        if path not in cache:
-            cache[path] = summarize(path)
-        return cache[path]
-    return get
-
-
-def test_gap_causes_match_a_plain_reference_on_real_profiles(real_profile: Path, summaries) -> None:
-    s = summaries(real_profile)
+def test_gap_causes_match_a_plain_reference_on_real_profiles(real_profile: Path, summary_of) -> None:
+    s = summary_of(real_profile)
     if s.host_side is not None or not s.idle_gaps:
         pytest.skip("no GPU activity in this capture")
     ref = reference_causes(real_profile)

@@ -16,10 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner
 from conftest import NSYS_PROFILES, missing_reason, real_nsys_profiles
 
-from engine.cli import main
 from engine.rules.engine import load_ruleset
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -27,17 +25,9 @@ VERDICTS = sorted(GOLDEN.glob("*.yaml"))
 
 
 @pytest.fixture(scope="module")
-def reports() -> dict[str, tuple[dict[str, Any], str]]:
-    """The JSON and text reports of every real profile, computed once for all checks."""
-    out = {}
-    for p in real_nsys_profiles():
-        runner = CliRunner()
-        r = runner.invoke(main, ["analyze", str(p), "--no-llm", "-f", "json"])
-        assert r.exit_code == 0, r.output
-        t = runner.invoke(main, ["analyze", str(p), "--no-llm", "-f", "text"])
-        assert t.exit_code == 0, t.output
-        out[p.name] = (json.loads(r.output), t.output)
-    return out
+def reports(real_report: Any) -> dict[str, tuple[dict[str, Any], str]]:
+    """The JSON and text reports of every real profile (`pa analyze --no-llm`), shared with test_report_cli."""
+    return {p.name: (json.loads(real_report(p, "json")), real_report(p, "text")) for p in real_nsys_profiles()}
 
 
 def _verdict(path: Path) -> dict[str, Any]:

@@ -55,10 +55,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def summary() -> Any:
-    from engine.metrics.summarize import summarize
-
-    return summarize(DLPROF)
+def summary(summary_of: Any) -> Any:
+    return summary_of(DLPROF)
 
 
 def _hyp(hid: str, frac: float, bucket: str, value: int) -> Hypothesis:

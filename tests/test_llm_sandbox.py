@@ -204,11 +204,10 @@ def test_context_escapes_delimiters_and_caps_strings(summary: Any) -> None:
     assert INJECTION_KERNEL not in text
 
 
-def test_context_fits_the_budget_on_real_profiles(real_profile: Path) -> None:
-    from engine.metrics.summarize import summarize
+def test_context_fits_the_budget_on_real_profiles(real_profile: Path, summary_of) -> None:
     from engine.rules.engine import evaluate, load_ruleset
 
-    summary = summarize(real_profile)
+    summary = summary_of(real_profile)
     result = evaluate(summary, load_ruleset())
     for redact in (False, True):
         red = from_summary(summary, redact)

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import real_nsys_profiles
 from testkit.accuracy import generate_profile
+from testkit.cache import ScenarioProfiles
 from testkit.rank_sets import write_rank_set
 from testkit.scenarios import ALL_SCENARIOS
 
@@ -32,8 +33,8 @@ CASES = [(name, fmt) for name in sorted(ALL_SCENARIOS) for fmt in ALL_SCENARIOS[
 
 
 @pytest.mark.parametrize("scenario, fmt", CASES)
-def test_no_none_in_any_scenario_render(scenario: str, fmt: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    path = generate_profile(scenario, fmt, tmp_path_factory.mktemp("none"))
+def test_no_none_in_any_scenario_render(scenario: str, fmt: str, scenario_profiles: ScenarioProfiles) -> None:
+    path = scenario_profiles.path(scenario, fmt)  # written once per session, shared with the rule tests
     _check([path])
     r = CliRunner().invoke(main, ["summary", str(path)], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and not NONE.search(r.output), r.output

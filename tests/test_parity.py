@@ -18,13 +18,12 @@ one below, each with its reason, instead of loosening every comparison:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
-from pathlib import Path
 
 import pytest
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
-from testkit.nsys_writer import write_nsys
+from testkit.cache import ScenarioProfiles
 from testkit.rocpd_writer import FLAVOURS, write_rocpd
 from testkit.scenario import Scenario
 from testkit.scenarios import ALL_SCENARIOS
@@ -37,29 +36,32 @@ NAMES = sorted(n for n in ALL_SCENARIOS if "rocpd" in ALL_SCENARIOS[n]().expecte
 pytestmark = needs_rocpd_ddl
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("parity")
-
-
-_cache: dict[tuple[str, str], ProfileSummary] = {}
-
-
 @cache
 def scenario(name: str) -> Scenario:
     return ALL_SCENARIOS[name]()
 
 
-def summary(workdir: Path, name: str, fmt: str) -> ProfileSummary:
-    """Summary of scenario `name` written as `fmt` ('nsys' or a rocpd flavour), computed once."""
-    key = (name, fmt)
-    if key not in _cache:
+Summary = Callable[[str, str], ProfileSummary]
+
+
+@pytest.fixture(scope="module")
+def summary(tmp_path_factory: pytest.TempPathFactory, scenario_profiles: ScenarioProfiles) -> Summary:
+    """summary(name, fmt): scenario `name` written as `fmt` ('nsys' or a rocpd flavour), summarised once.
+
+    The Nsight Systems summaries come from the session's shared scenario profiles (the same writer
+    and layout); the rocpd flavours are written here.
+    """
+    workdir = tmp_path_factory.mktemp("parity")
+    cached: dict[tuple[str, str], ProfileSummary] = {}
+
+    def get(name: str, fmt: str) -> ProfileSummary:
         if fmt == "nsys":
-            path = write_nsys(scenario(name), workdir / f"{name}.sqlite")
-        else:
-            path = write_rocpd(scenario(name), workdir / f"{name}-{fmt}.db", flavour=fmt)
-        _cache[key] = summarize(path)
-    return _cache[key]
+            return scenario_profiles.summary(name, "nsys")
+        if (name, fmt) not in cached:
+            cached[(name, fmt)] = summarize(write_rocpd(scenario(name), workdir / f"{name}-{fmt}.db", flavour=fmt))
+        return cached[(name, fmt)]
+
+    return get
 
 
 def union_by_device(groups: Iterable[Iterable]) -> dict[int, int]:
@@ -95,9 +97,9 @@ def skipped(s: ProfileSummary) -> dict[str, str]:
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("name", NAMES)
-def test_gpu_facts_agree(workdir: Path, name: str, flavour: str) -> None:
+def test_gpu_facts_agree(summary: Summary, name: str, flavour: str) -> None:
     sc = scenario(name)
-    n, r = summary(workdir, name, "nsys"), summary(workdir, name, flavour)
+    n, r = summary(name, "nsys"), summary(name, flavour)
     assert (r.gpu.kernel_count, r.gpu.kernel_time_ns) == (n.gpu.kernel_count, n.gpu.kernel_time_ns)
     assert {k.name: (k.count, k.total_ns) for k in r.kernels} == {k.name: (k.count, k.total_ns) for k in n.kernels}
     assert {k.name: k.short_name for k in r.kernels} == {k.name: k.short_name for k in n.kernels}
@@ -119,9 +121,9 @@ def test_gpu_facts_agree(workdir: Path, name: str, flavour: str) -> None:
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("name", NAMES)
-def test_host_facts_agree(workdir: Path, name: str, flavour: str) -> None:
+def test_host_facts_agree(summary: Summary, name: str, flavour: str) -> None:
     sc = scenario(name)
-    n, r = summary(workdir, name, "nsys"), summary(workdir, name, flavour)
+    n, r = summary(name, "nsys"), summary(name, flavour)
     assert n.sync is not None and r.sync is not None
     assert r.sync.cpu_blocked_ns == n.sync.cpu_blocked_ns
     assert r.sync.call_count == n.sync.call_count
@@ -154,9 +156,9 @@ def test_host_facts_agree(workdir: Path, name: str, flavour: str) -> None:
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("name", NAMES)
-def test_mpi(workdir: Path, name: str, flavour: str) -> None:
+def test_mpi(summary: Summary, name: str, flavour: str) -> None:
     sc = scenario(name)
-    n, r = summary(workdir, name, "nsys"), summary(workdir, name, flavour)
+    n, r = summary(name, "nsys"), summary(name, flavour)
     if flavour == "rocprofv3":
         # rocprofv3 does not intercept MPI: "not traced", never "0 s in MPI".
         assert r.mpi is None
@@ -176,9 +178,9 @@ def test_mpi(workdir: Path, name: str, flavour: str) -> None:
 @pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("name", [n for n in NAMES if any(
     c.direction in ("HtoD", "DtoH") for c in ALL_SCENARIOS[n]().copies)])
-def test_pageable_share_unknown_in_rocpd(workdir: Path, name: str, flavour: str) -> None:
+def test_pageable_share_unknown_in_rocpd(summary: Summary, name: str, flavour: str) -> None:
     sc = scenario(name)
-    n, r = summary(workdir, name, "nsys"), summary(workdir, name, flavour)
+    n, r = summary(name, "nsys"), summary(name, flavour)
     assert n.copies is not None and r.copies is not None
     host = [c for c in sc.copies if c.direction in ("HtoD", "DtoH")]
     pageable = sum(c.bytes for c in host if "pageable" in (c.src_kind, c.dst_kind))

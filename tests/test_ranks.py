@@ -13,6 +13,7 @@ from testkit.scenario import Device, Kernel, Marker, MpiCall, Process, Scenario
 from engine.errors import UserError
 from engine.ranks import cross_rank, discover, rank_from_name, summarize_ranks
 from engine.ranks.discover import assign_ranks
+from engine.ranks.model import MultiRankSummary
 
 SLOW = 2
 N_RANKS = 4
@@ -55,6 +56,13 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, l
     return d, starts
 
 
+@pytest.fixture(scope="module")
+def by_workers(run_dir: tuple[Path, dict]) -> dict[int, MultiRankSummary]:
+    """summarize_ranks of the planted run with 1 and with 2 worker processes, each computed once."""
+    d, _ = run_dir
+    return {w: summarize_ranks([d], workers=w) for w in (1, 2)}
+
+
 def test_rank_from_name() -> None:
     assert rank_from_name(Path("report.3.sqlite")) == 3
     assert rank_from_name(Path("rank_0012.db")) == 12
@@ -74,9 +82,10 @@ def test_discover_directory_and_errors(run_dir: tuple[Path, dict]) -> None:
         discover([d / "missing.db"])
 
 
-def test_cross_rank_finds_planted_straggler(run_dir: tuple[Path, dict]) -> None:
-    d, starts = run_dir
-    rs = summarize_ranks([d], workers=2)
+def test_cross_rank_finds_planted_straggler(run_dir: tuple[Path, dict],
+                                            by_workers: dict[int, MultiRankSummary]) -> None:
+    _, starts = run_dir
+    rs = by_workers[2]
     assert [r.rank for r in rs.ranks] == list(range(N_RANKS))
     assert {r.rank_source for r in rs.ranks} == {"mpi"}
     cr = cross_rank(rs)
@@ -97,9 +106,8 @@ def test_cross_rank_finds_planted_straggler(run_dir: tuple[Path, dict]) -> None:
     assert cr.facts()["cross_rank.straggler_rank"] == SLOW
 
 
-def test_phases_align_by_name(run_dir: tuple[Path, dict]) -> None:
-    d, _ = run_dir
-    cr = cross_rank(summarize_ranks([d], workers=1))
+def test_phases_align_by_name(by_workers: dict[int, MultiRankSummary]) -> None:
+    cr = cross_rank(by_workers[1])
     assert cr.phase_alignment == "name"
     assert [p.phase for p in cr.phases] == ["init", "solve"]
     solve = cr.phases[1]
@@ -109,16 +117,14 @@ def test_phases_align_by_name(run_dir: tuple[Path, dict]) -> None:
     assert init.kernel_time.imbalance == pytest.approx(0.0)
 
 
-def test_workers_one_and_two_agree(run_dir: tuple[Path, dict]) -> None:
-    d, _ = run_dir
-    a = cross_rank(summarize_ranks([d], workers=1))
-    b = cross_rank(summarize_ranks([d], workers=2))
+def test_workers_one_and_two_agree(by_workers: dict[int, MultiRankSummary]) -> None:
+    a = cross_rank(by_workers[1])
+    b = cross_rank(by_workers[2])
     assert a.model_dump() == b.model_dump()
 
 
-def test_primary_rank_override_and_unknown(run_dir: tuple[Path, dict]) -> None:
-    d, _ = run_dir
-    rs = summarize_ranks([d], workers=1)
+def test_primary_rank_override_and_unknown(by_workers: dict[int, MultiRankSummary]) -> None:
+    rs = by_workers[1]
     assert cross_rank(rs, primary_rank=1).primary_rank == 1
     with pytest.raises(UserError):
         cross_rank(rs, primary_rank=99)
@@ -133,11 +139,13 @@ def test_ranks_from_file_names_without_mpi(tmp_path: Path) -> None:
     assert cr.overall.mpi is None
 
 
+@pytest.mark.slow  # starts a local dask cluster of two worker processes (~10 s)
 @pytest.mark.skipif(importlib.util.find_spec("dask") is None, reason="dask not installed (pa[dask])")
-def test_dask_local_cluster_matches_process_pool(run_dir: tuple[Path, dict]) -> None:
+def test_dask_local_cluster_matches_process_pool(run_dir: tuple[Path, dict],
+                                                 by_workers: dict[int, MultiRankSummary]) -> None:
     from dask.distributed import LocalCluster
 
     d, _ = run_dir
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:
         rs = summarize_ranks([d], executor="dask", scheduler=cluster.scheduler_address)
-    assert cross_rank(rs).model_dump() == cross_rank(summarize_ranks([d], workers=1)).model_dump()
+    assert cross_rank(rs).model_dump() == cross_rank(by_workers[1]).model_dump()

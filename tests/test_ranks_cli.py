@@ -75,6 +75,7 @@ def test_workers_two_gives_the_same_numbers(run_dir: Path, report: dict[str, Any
     assert _numbers(_analyze(run_dir, "--workers", "2")) == _numbers(report)
 
 
+@pytest.mark.slow  # starts a local dask cluster of two worker processes (~10 s)
 @pytest.mark.skipif(importlib.util.find_spec("dask") is None, reason="dask not installed (pa[dask])")
 def test_dask_local_cluster_gives_the_same_numbers(run_dir: Path, report: dict[str, Any]) -> None:
     from dask.distributed import LocalCluster

@@ -38,9 +38,9 @@ def ref(real_profile: Path):
     conn.close()
 
 
-def test_kernel_count_time_and_top_kernels(real_profile, ref):
+def test_kernel_count_time_and_top_kernels(summary_of, real_profile, ref):
     conn, tables = ref
-    s = summarize(real_profile)
+    s = summary_of(real_profile)
     if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables:
         assert s.gpu.kernel_count == 0
         assert any(k.what == "kernels" for k in s.skipped), "absent kernel table must be reported as skipped"
@@ -59,9 +59,9 @@ def test_kernel_count_time_and_top_kernels(real_profile, ref):
     assert sum(k.count for k in s.kernels) == count
 
 
-def test_busy_per_device_is_the_union_of_kernels_copies_and_memsets(real_profile, ref):
+def test_busy_per_device_is_the_union_of_kernels_copies_and_memsets(summary_of, real_profile, ref):
     conn, tables = ref
-    s = summarize(real_profile)
+    s = summary_of(real_profile)
     per_device: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
         if t in tables:
@@ -77,9 +77,9 @@ def test_busy_per_device_is_the_union_of_kernels_copies_and_memsets(real_profile
             assert 0 <= d.utilization_pct <= 100
 
 
-def test_copy_bytes_per_direction(real_profile, ref):
+def test_copy_bytes_per_direction(summary_of, real_profile, ref):
     conn, tables = ref
-    s = summarize(real_profile)
+    s = summary_of(real_profile)
     if "CUPTI_ACTIVITY_KIND_MEMCPY" not in tables:
         assert s.copies is None
         return
@@ -96,9 +96,9 @@ def test_copy_bytes_per_direction(real_profile, ref):
     assert got == dict(expected)
 
 
-def test_every_device_row_is_listed(real_profile, ref):
+def test_every_device_row_is_listed(summary_of, real_profile, ref):
     conn, tables = ref
-    s = summarize(real_profile)
+    s = summary_of(real_profile)
     if "TARGET_INFO_GPU" in tables and "cuDevice" in {r[1] for r in conn.execute("PRAGMA table_info(TARGET_INFO_GPU)")}:
         rows = conn.execute("SELECT cuDevice, busLocation FROM TARGET_INFO_GPU").fetchall()
         got = {d.id: d.bus_location for d in s.devices}
@@ -124,12 +124,12 @@ MEM_KIND_BY_LABEL = {"Pageable": "pageable", "Pinned": "pinned", "Device": "devi
                      "Managed": "managed", "Managed Static": "managed", "Array": "array"}
 
 
-def test_copy_groups_by_direction_and_memory_kind(real_profile, ref):
+def test_copy_groups_by_direction_and_memory_kind(summary_of, real_profile, ref):
     """Copy groups (computed in numpy from one scan) equal a SQL GROUP BY over the raw table."""
     conn, tables = ref
     if "CUPTI_ACTIVITY_KIND_MEMCPY" not in tables or not {"ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND"} <= tables:
         pytest.skip("needs the copy table and its ENUM tables")
-    s = summarize(real_profile)
+    s = summary_of(real_profile)
     expected: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     for op, src, dst, n, b, t in conn.execute(
             'SELECT o.label, sk.label, dk.label, count(*), sum(m.bytes), sum(m."end" - m.start) '
@@ -158,9 +158,9 @@ _GPU_API = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", "cudaM
             "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize")
 
 
-def test_span_is_first_to_last_event_of_every_kind_os_runtime_included(real_profile, ref):
+def test_span_is_first_to_last_event_of_every_kind_os_runtime_included(summary_of, real_profile, ref):
     conn, tables = ref
-    s = summarize(real_profile)
+    s = summary_of(real_profile)
     lo = hi = None
     for t in _SPAN_TABLES:
         if t in tables:
@@ -174,9 +174,9 @@ def test_span_is_first_to_last_event_of_every_kind_os_runtime_included(real_prof
                                          conn.execute("SELECT count(*) FROM COMPOSITE_EVENTS").fetchone()[0] > 0)
 
 
-def test_host_blocked_share_is_per_process_and_never_above_100(real_profile, ref):
+def test_host_blocked_share_is_per_process_and_never_above_100(summary_of, real_profile, ref):
     conn, _ = ref
-    s = summarize(real_profile)
+    s = summary_of(real_profile)
     names = dict(conn.execute("SELECT id, value FROM StringIds"))
     blocked: dict[int, list[tuple[int, int]]] = defaultdict(list)
     gpu_pids = set()
@@ -194,9 +194,9 @@ def test_host_blocked_share_is_per_process_and_never_above_100(real_profile, ref
     assert s.sync.cpu_blocked_pct_of_span <= 100.0
 
 
-def test_launch_latency_is_never_negative_and_early_starts_are_counted(real_profile, ref):
+def test_launch_latency_is_never_negative_and_early_starts_are_counted(summary_of, real_profile, ref):
     conn, tables = ref
-    s = summarize(real_profile)
+    s = summary_of(real_profile)
     if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables or s.launch is None:
         pytest.skip("no kernels to match to launches")
     early = conn.execute(
@@ -211,9 +211,9 @@ def test_launch_latency_is_never_negative_and_early_starts_are_counted(real_prof
             assert v is None or v >= 0
 
 
-def test_pinned_estimate_of_pageable_copies_from_raw_rows(real_profile, ref):
+def test_pinned_estimate_of_pageable_copies_from_raw_rows(summary_of, real_profile, ref):
     conn, tables = ref
-    s = summarize(real_profile)
+    s = summary_of(real_profile)
     if s.copies is None or "ENUM_CUDA_MEM_KIND" not in tables or "ENUM_CUDA_MEMCPY_OPER" not in tables:
         pytest.skip("needs the copy table and its ENUM tables")
     rows = conn.execute(
@@ -247,9 +247,9 @@ def test_pinned_estimate_of_pageable_copies_from_raw_rows(real_profile, ref):
 
 
 @needs_real_profile(OPENMP_T4)
-def test_openmp_t4_pinning_bound_by_hand():
+def test_openmp_t4_pinning_bound_by_hand(summary_of):
     p = OPENMP_T4
-    s = summarize(p)
+    s = summary_of(p)
     assert s.copies is not None
     by = {(c.direction, c.src_kind, c.dst_kind): c for c in s.copies.by_kind}
     # 100 copies of 512 MB each way; a Tesla T4 is PCIe 3.0 x16: 15.75 GB/s per direction
@@ -259,8 +259,8 @@ def test_openmp_t4_pinning_bound_by_hand():
         assert c.pinned_estimate_ns == pytest.approx(100 * 512_000_000 / 15.75, rel=1e-6)   # 3.25 s
 
 
-def test_kernels_sharing_a_short_name_are_told_apart(real_profile):
-    s = summarize(real_profile)
+def test_kernels_sharing_a_short_name_are_told_apart(summary_of, real_profile):
+    s = summary_of(real_profile)
     labels = [k.display_name for k in s.kernels]
     assert len(set(labels)) == len(labels), "every kernel has its own display name"
     by_short: dict[str, list[str]] = defaultdict(list)
@@ -273,9 +273,9 @@ def test_kernels_sharing_a_short_name_are_told_apart(real_profile):
 
 
 @needs_real_profile(CLOVERLEAF)
-def test_cloverleaf_functors_name_their_kernels():
+def test_cloverleaf_functors_name_their_kernels(summary_of):
     p = CLOVERLEAF
-    labels = {k.display_name for k in summarize(p).kernels}
+    labels = {k.display_name for k in summary_of(p).kernels}
     # nine templates shorten to par_ranged2d_kernel; the functor each one runs tells them apart
     for functor in ("PdV_kernel", "accelerate_kernel", "viscosity_kernel", "ideal_gas_kernel"):
         assert any(lb and lb.startswith(f"par_ranged2d_kernel<{functor}>") for lb in labels), functor

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +36,9 @@ def example_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.skipif(not PROFILES, reason=missing_reason(NSYS_PROFILES))
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.stem)
-def test_every_shared_profile_every_format(profile: Path, tmp_path: Path) -> None:
+def test_every_shared_profile_every_format(profile: Path, real_report: Callable[[Path, str], str]) -> None:
     for fmt in FORMATS:
-        out = tmp_path / f"r.{fmt}"
-        result = _run(str(profile), "--no-llm", "--format", fmt, "-o", str(out))
-        assert result.exit_code == 0, result.output
-        text = out.read_text(encoding="utf-8")
+        text = real_report(profile, fmt)  # pa analyze PROFILE --no-llm -f FMT -o FILE exited 0
         assert str(NSYS_PROFILES) not in text
         if fmt == "json":
             doc = json.loads(text)

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 from testkit.accuracy import rates, run
+from testkit.cache import ScenarioProfiles
 
 from engine.rules.engine import load_ruleset
 
@@ -18,8 +19,8 @@ def out_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("accuracy")
 
 
-def test_accuracy_targets_nsys(out_dir: Path) -> None:
-    scores = run(out_dir, formats=("nsys",))
+def test_accuracy_targets_nsys(out_dir: Path, scenario_profiles: ScenarioProfiles) -> None:
+    scores = run(out_dir, formats=("nsys",), summaries=scenario_profiles.summary)
     r = rates(scores)
     assert r["planted"] and r["planted"] >= 10
     misses = [(s.scenario, s.expected, s.ranked[:3]) for s in scores if s.expected and not s.hit_at_1]
@@ -30,8 +31,8 @@ def test_accuracy_targets_nsys(out_dir: Path) -> None:
 
 
 @needs_rocpd_ddl
-def test_accuracy_targets_rocpd(out_dir: Path) -> None:
-    scores = run(out_dir, formats=("rocpd",))
+def test_accuracy_targets_rocpd(out_dir: Path, scenario_profiles: ScenarioProfiles) -> None:
+    scores = run(out_dir, formats=("rocpd",), summaries=scenario_profiles.summary)
     evaluable = scores
     r = rates(evaluable)
     misses = [(s.scenario, s.expected, s.ranked[:3]) for s in evaluable if s.expected and not s.hit_at_1]

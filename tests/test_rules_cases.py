@@ -10,7 +10,8 @@ phases, with optional `markers` (one label per phase) and `seed`. A case may nam
 outcome it checks (default: the rule fires in some phase / stays silent in every phase).
 
 A case may instead state its input inline: `input` is a list of blocks of steps (launch, sync, host,
-copy, memset, malloc, mpi; see testkit.facts), written as an Nsight Systems profile. Inline cases
+copy, memset, malloc, mpi, call, migrate; see testkit.facts), written in each of `formats`
+(default nsys). Inline cases
 carry the threshold-boundary checks: one input exactly at a rule's threshold (fires), one just
 below (silent).
 """
@@ -18,19 +19,22 @@ below (silent).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
-from testkit.accuracy import generate_profile
+from testkit.cache import ScenarioProfiles
 from testkit.facts import scenario_from_facts
 from testkit.nsys_writer import write_nsys
 from testkit.phased import MS, phased, write
 from testkit.rank_sets import KINDS, write_rank_set
+from testkit.rocpd_writer import write_rocpd
 from testkit.scenarios import ALL_SCENARIOS
 
+from engine.metrics.model import ProfileSummary
 from engine.metrics.summarize import summarize
 from engine.ranks import cross_rank, summarize_ranks
 from engine.rules.engine import RuleSet, evaluate, load_ruleset
@@ -57,6 +61,24 @@ def _cases() -> list[Any]:
 @pytest.fixture(scope="module")
 def profiles(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("rule_case_profiles")
+
+
+@pytest.fixture(scope="module")
+def rank_facts(profiles: Path) -> Callable[[str], tuple[ProfileSummary, dict[str, Any]]]:
+    """The primary rank's summary and the cross-rank facts of a generated 8-rank set, once per kind."""
+    cache: dict[str, tuple[ProfileSummary, dict[str, Any]]] = {}
+
+    def get(kind: str) -> tuple[ProfileSummary, dict[str, Any]]:
+        if kind not in cache:
+            folder = profiles / f"ranks-{kind}"
+            write_rank_set(folder, kind)
+            ranks = summarize_ranks([folder], workers=1)
+            cr = cross_rank(ranks)
+            cache[kind] = (next(r.summary for r in ranks.ranks if r.rank == cr.primary_rank), cr.facts())
+        summary, facts = cache[kind]
+        return summary.model_copy(deep=True), facts
+
+    return get
 
 
 def _ruleset(tmp_path: Path, params: dict[str, Any]) -> RuleSet:
@@ -86,27 +108,27 @@ def _check_boundary(rule_id: str, case: dict[str, Any], summary: Any, extra: dic
 
 
 @pytest.mark.parametrize(("rule_id", "case", "fmt"), _cases())
-def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, profiles: Path, tmp_path: Path) -> None:
+def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, rank_facts: Any,
+                   scenario_profiles: ScenarioProfiles, tmp_path: Path) -> None:
     rs = _ruleset(tmp_path, case.get("params") or {})
     extra = None
     if "rank_set" in case:
         assert case["rank_set"] in KINDS
-        folder = profiles / f"ranks-{case['rank_set']}"
-        if not folder.is_dir():
-            write_rank_set(folder, case["rank_set"])
-        ranks = summarize_ranks([folder], workers=1)
-        cr = cross_rank(ranks)
-        summary = next(r.summary for r in ranks.ranks if r.rank == cr.primary_rank)
-        extra = cr.facts()
+        summary, extra = rank_facts(case["rank_set"])
     elif "input" in case:
-        summary = summarize(write_nsys(scenario_from_facts(case["input"]), tmp_path / "inline.sqlite"))
+        scen = scenario_from_facts(case["input"])
+        if fmt == "nsys":
+            summary = summarize(write_nsys(scen, tmp_path / "inline.sqlite"))
+        else:  # rocprofv3 does not trace MPI; rocprof-sys does, as for the named scenarios
+            flavour = "rocprof-sys" if scen.mpi_calls else "rocprofv3"
+            summary = summarize(write_rocpd(scen, tmp_path / "inline.db", flavour=flavour))
     elif "phased" in case:
         phases = [(int(ms * MS), dict(mix), float(busy)) for ms, mix, busy in case["phased"]]
         scen, _ = phased(phases, seed=case.get("seed", 0), markers=case.get("markers"))
         summary = summarize(write(scen, tmp_path / "phased.sqlite"))
     else:
         assert case["scenario"] in ALL_SCENARIOS
-        summary = summarize(generate_profile(case["scenario"], fmt, profiles))
+        summary = scenario_profiles.summary(case["scenario"], fmt)
     if "boundary" in case:
         _check_boundary(rule_id, case, summary, extra, tmp_path)
         return

@@ -8,13 +8,16 @@ ranked above the second. `benchmarks/accuracy.py` prints the table; tests assert
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.metrics.model import ProfileSummary
 from engine.rules.engine import RuleSet, evaluate, load_ruleset
 
 FORMATS = ("nsys", "rocpd")
+# (scenario, format) -> its ProfileSummary
+Summaries = Callable[[str, str], ProfileSummary]
 
 
 def generate_profile(scenario: str, fmt: str, out_dir: Path) -> Path:
@@ -52,13 +55,18 @@ class ScenarioScore:
     order_ok: bool | None
 
 
-def score(scenario: str, fmt: str, out_dir: Path, ruleset: RuleSet | None = None) -> ScenarioScore:
-    """Generate, summarise and evaluate one scenario, and score it against its ground truth."""
+def score(scenario: str, fmt: str, out_dir: Path, ruleset: RuleSet | None = None,
+          summaries: Summaries | None = None) -> ScenarioScore:
+    """Generate, summarise and evaluate one scenario, and score it against its ground truth.
+
+    `summaries(scenario, fmt)`, when given, supplies the summary instead (the tests' session cache).
+    """
     from engine.metrics.summarize import summarize
     from testkit import scenarios
 
     expected = list(scenarios.ALL_SCENARIOS[scenario]().expected.bottlenecks)
-    result = evaluate(summarize(generate_profile(scenario, fmt, out_dir)), ruleset or load_ruleset())
+    summary = summaries(scenario, fmt) if summaries else summarize(generate_profile(scenario, fmt, out_dir))
+    result = evaluate(summary, ruleset or load_ruleset())
     ranked: list[tuple[str, str, str]] = [(h.rule_id or "", str(h.bottleneck_type), str(h.expected_impact))
                                           for h in result.hypotheses]
     types = [t for _, t, _ in ranked]
@@ -74,12 +82,12 @@ def score(scenario: str, fmt: str, out_dir: Path, ruleset: RuleSet | None = None
 
 
 def run(out_dir: Path, names: Iterable[str] | None = None,
-        formats: Iterable[str] = FORMATS) -> list[ScenarioScore]:
+        formats: Iterable[str] = FORMATS, summaries: Summaries | None = None) -> list[ScenarioScore]:
     """Score every scenario (or `names`) in every format."""
     from testkit import scenarios
 
     rs = load_ruleset()
-    return [score(n, f, out_dir, rs) for f in formats for n in (names or sorted(scenarios.ALL_SCENARIOS))
+    return [score(n, f, out_dir, rs, summaries) for f in formats for n in (names or sorted(scenarios.ALL_SCENARIOS))
             if f in scenarios.ALL_SCENARIOS[n]().expected.formats]
 
 
