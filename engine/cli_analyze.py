@@ -13,40 +13,51 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from engine.cli_options import (
+    format_option,
+    keep_paths_option,
+    output_option,
+    queries_option,
+    rules_option,
+    templates_option,
+)
 from engine.cli_output import plan_output, write_output
-from engine.cli_ranks import RankOptions, expand, progress_bar, rank_options
-from engine.errors import one_line_errors
+from engine.cli_ranks import RankOptions, expand, progress_bar, rank_options, working_on
+from engine.errors import UserError, one_line_errors
 from engine.llm.cli_options import llm_cli_options
 
 
-def choose_format(fmt: str | None, output: Path | None) -> str:
-    """--format wins; else the extension of -o; else text (the terminal default)."""
+def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") -> str:
+    """--format wins; else the extension of -o; else `fallback` (pa.toml's format, else text).
+
+    An -o extension that names no format (`-o x.pdf`) is refused rather than filled with text.
+    """
     from engine.report.render import EXTENSIONS
 
     if fmt:
         return fmt
-    if output is not None:
+    if output is not None and output.suffix and str(output) != "-":
         by_ext = {ext: name for name, ext in EXTENSIONS.items()}
         by_ext[".markdown"] = "markdown"
         by_ext[".htm"] = "html"
-        if output.suffix.lower() in by_ext:
-            return by_ext[output.suffix.lower()]
-    return "text"
+        if output.suffix.lower() not in by_ext:
+            known = ", ".join(sorted(by_ext))
+            raise UserError(f"-o {output}: no output format for {output.suffix!r} (known: {known}); "
+                            "give -f/--format or one of those extensions")
+        return by_ext[output.suffix.lower()]
+    return fallback
 
 
 @click.command("analyze")
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "markdown", "html", "json"]),
-              default=None, help="Output format (default: from -o's extension, else text).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write the report to FILE (the format's extension is added when FILE has none; "
-                   "- is standard output).")
-@click.option("--rules", "site_packs", multiple=True, type=click.Path(path_type=Path),
-              help="Site rule pack (YAML), applied after the built-in packs; repeatable.")
-@click.option("--templates", "templates_dir", type=click.Path(path_type=Path), default=None,
-              help="Directory of site templates (report.txt.j2, report.md.j2, report.html.j2).")
-@click.option("--keep-paths", is_flag=True, help="Keep absolute paths in the report.")
+@format_option
+@output_option
+@rules_option
+@queries_option
+@templates_option
+@keep_paths_option
 @click.option("--no-llm", is_flag=True, help="Rules only: skip the LLM stage.")
 @click.option("--model", default=None, help="LLM: provider:model, a provider, a model name or claude-cli "
                                             "(docs/llm.md).")
@@ -56,7 +67,7 @@ def choose_format(fmt: str | None, output: Path | None) -> str:
 @rank_options
 @one_line_errors
 def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, site_packs: tuple[Path, ...],
-            templates_dir: Path | None, keep_paths: bool, no_llm: bool, model: str | None,
+            query_dirs: tuple[Path, ...], templates_dir: Path | None, keep_paths: bool, no_llm: bool, model: str | None,
             base_url: str | None, llm_extra: dict[str, Any], ranks: RankOptions) -> None:
     """Analyse PROFILE(s) and write a ranked, auditable report.
 
@@ -69,18 +80,25 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     from engine.report.render import EXTENSIONS, check_templates_dir
 
     started = time.monotonic()
-    fmt = choose_format(fmt, output)
     files = expand(profiles)
     # Everything that can be checked without the profile is checked before any analysis (and any
-    # LLM spend): where the report goes, and the site templates it will be rendered with.
+    # LLM spend): where the report goes (an input or its sidecar first: `-o p.sqlite` is refused as
+    # the profile, not as an unknown format), and the site templates it will be rendered with.
+    plan_output(output, "", inputs=[*files, *site_packs])
+    if click.get_current_context().get_parameter_source("fmt") == ParameterSource.DEFAULT_MAP:
+        fmt = choose_format(None, output, fallback=fmt or "text")   # pa.toml's format: -o's extension wins
+    else:
+        fmt = choose_format(fmt, output)
     out = plan_output(output, EXTENSIONS[fmt], inputs=[*files, *site_packs])
     if templates_dir is not None:
         check_templates_dir(templates_dir)
     is_tty = out.is_stdout and sys.stdout.isatty()
-    request = AnalyzeRequest(site_packs=tuple(site_packs), run=ranks.run_options(keep_paths),
+    request = AnalyzeRequest(site_packs=tuple(site_packs), run=ranks.run_options(keep_paths, query_dirs),
                              llm=LlmOptions(enabled=not no_llm, model=model, base_url=base_url, extra=llm_extra),
                              command_line=("pa", *sys.argv[1:]), started=started)
-    with progress_bar(len(files)) as progress:
+    # One large file: a spinner, but not while the LLM stage may ask to confirm its cost on the terminal.
+    spin = files[0] if len(files) == 1 and no_llm else None
+    with progress_bar(len(files)) as progress, working_on(spin, "Analysing"):
         doc = pipeline.analyze(files, request, progress)
     text = pipeline.render_report(doc, fmt, templates_dir=templates_dir, color=is_tty)
     if out.path is None:

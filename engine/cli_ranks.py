@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 
 import click
 
-from engine.metrics.phases.detect import DEFAULT_MAX_PHASES
+from engine.cli_options import max_phases_option
+from engine.metrics.phases import DEFAULT_MAX_PHASES
 from engine.pipeline import RunOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,17 +38,17 @@ class RankOptions:
     primary_rank: int | None = None
     max_phases: int = DEFAULT_MAX_PHASES
 
-    def run_options(self, keep_paths: bool = False) -> RunOptions:
-        """The pipeline's Stage 1 options from these flags and --keep-paths."""
+    def run_options(self, keep_paths: bool = False, query_dirs: Sequence[Path] = ()) -> RunOptions:
+        """The pipeline's Stage 1 options from these flags, --keep-paths and --queries."""
         return RunOptions(max_phases=self.max_phases, keep_paths=keep_paths, workers=self.workers,
-                          executor=self.executor, scheduler=self.scheduler, primary_rank=self.primary_rank)
+                          executor=self.executor, scheduler=self.scheduler, primary_rank=self.primary_rank,
+                          query_dirs=tuple(query_dirs))
 
 
 def rank_options(func: F) -> F:
     """Add the multi-rank and phase options; the command receives them as `ranks: RankOptions`."""
 
-    @click.option("--max-phases", type=click.IntRange(1, 64), default=DEFAULT_MAX_PHASES, show_default=True,
-                  help="Most phases per profile (1 disables phase detection).")
+    @max_phases_option
     @click.option("--primary-rank", type=int, default=None,
                   help="Rank for the detailed analysis (default: the outlier by GPU idle time).")
     @click.option("--scheduler", default=None, metavar="ADDRESS",
@@ -69,7 +70,7 @@ def rank_options(func: F) -> F:
 
 
 def expand(profiles: Sequence[Path]) -> list[Path]:
-    """The profile files named by PROFILE arguments (directories expanded, engine.ranks.discover)."""
+    """The profile files named by PROFILE arguments (directories expanded, reports exported)."""
     from engine.pipeline import expand_profiles
 
     return expand_profiles(profiles)
@@ -92,3 +93,26 @@ def progress_bar(total: int, label: str = "Stage 1") -> Iterator[Progress | None
             bar.update(task, completed=done)
 
         yield update
+
+
+LARGE_FILE_BYTES = 64 << 20   # a profile this large takes seconds: say what pa is doing
+
+
+@contextmanager
+def working_on(path: Path | None, what: str = "Summarising") -> Iterator[None]:
+    """A spinner on stderr while one large profile is read; nothing when stderr is not a TTY (or no path).
+
+    Progress is for people at a terminal: a log file or CI job must not fill with spinner frames.
+    """
+    try:
+        large = path is not None and path.stat().st_size >= LARGE_FILE_BYTES
+    except OSError:
+        large = False   # the summary itself reports the unreadable file
+    if path is None or not large or not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    size_mb = path.stat().st_size / 1e6
+    with Console(stderr=True).status(f"{what} {path.name} ({size_mb:,.0f} MB)"):
+        yield

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import InternalError, UserError
-from engine.metrics.phases.detect import DEFAULT_MAX_PHASES
+from engine.metrics.phases import DEFAULT_MAX_PHASES
 
 if TYPE_CHECKING:
     from engine.llm.model import LlmOptions, LlmOutcome
@@ -44,6 +44,7 @@ class RunOptions:
     executor: str = "process"
     scheduler: str | None = None
     primary_rank: int | None = None
+    query_dirs: tuple[Path, ...] = ()   # user query directories over the bundled sets (first wins)
 
 
 @dataclass
@@ -83,10 +84,14 @@ class AnalyzeRequest:
 
 
 def expand_profiles(profiles: Sequence[Path]) -> list[Path]:
-    """The profile files named by PROFILE arguments (directories of rank files expanded)."""
+    """The profile files named by PROFILE arguments (directories of rank files expanded).
+
+    An Nsight Systems report (.nsys-rep) stands for its SQLite export (engine.nsys_report).
+    """
+    from engine.nsys_report import exported
     from engine.ranks.discover import discover
 
-    return discover(profiles)
+    return exported(discover(profiles))
 
 
 def load_rules(site_packs: Sequence[Path] = (), keep_paths: bool = False) -> RuleSet:
@@ -119,12 +124,12 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
         return RunSummaries(files=paths, primary=0,
                             summaries=[summarize(paths[0], keep_paths=options.keep_paths,
                                                  max_phases=options.max_phases, marker_naming=naming,
-                                                 thresholds=thresholds)])
+                                                 thresholds=thresholds, query_dirs=options.query_dirs)])
     from engine.ranks import cross_rank, summarize_ranks
 
     rs = summarize_ranks(paths, workers=options.workers, executor=options.executor, scheduler=options.scheduler,
                          max_phases=options.max_phases, keep_paths=options.keep_paths, progress=progress,
-                         marker_naming=naming, thresholds=thresholds)
+                         marker_naming=naming, thresholds=thresholds, query_dirs=options.query_dirs)
     cross = cross_rank(rs, primary_rank=options.primary_rank, thresholds=thresholds)
     numbers = [r.rank for r in rs.ranks]
     return RunSummaries(files=[r.path or Path(r.summary.profile.file_name) for r in rs.ranks],
@@ -139,11 +144,12 @@ def evaluate_rules(run: RunSummaries, ruleset: RuleSet) -> RuleResult:
     return evaluate(run.main, ruleset, extra_facts=run.extra_facts())
 
 
-def explain_with_llm(run: RunSummaries, rule_result: RuleResult,
-                     options: LlmOptions | None) -> tuple[LlmOutcome | None, str]:
+def explain_with_llm(run: RunSummaries, rule_result: RuleResult, options: LlmOptions | None,
+                     query_dirs: Sequence[Path] = ()) -> tuple[LlmOutcome | None, str]:
     """The optional LLM stage: (outcome, "") when it ran, (None, why not) otherwise.
 
-    The provider clients are imported only when the stage is enabled.
+    The provider clients are imported only when the stage is enabled. query_dirs: the user query
+    directories Stage 1 read with; the stage's SQL workspace binds the same relations.
     """
     if options is None or not options.enabled:
         return None, "--no-llm given"
@@ -152,7 +158,8 @@ def explain_with_llm(run: RunSummaries, rule_result: RuleResult,
     from engine.llm.stage import run as run_llm_stage
 
     extra = {**options.extra, "profile_path": str(run.files[run.primary]),
-             "ranks": list(run.cross.ranks) if run.cross is not None else None}
+             "ranks": list(run.cross.ranks) if run.cross is not None else None,
+             "query_dirs": [str(d) for d in query_dirs]}
     return run_llm_stage(run.main, rule_result, replace(options, extra=extra))
 
 
@@ -193,7 +200,7 @@ def analyze(profiles: Sequence[Path], request: AnalyzeRequest = AnalyzeRequest()
     ruleset = load_rules(request.site_packs, keep_paths=request.run.keep_paths)
     run = summarize_run(files, ruleset, request.run, progress)
     result = evaluate_rules(run, ruleset)
-    llm, reason = explain_with_llm(run, result, request.llm)
+    llm, reason = explain_with_llm(run, result, request.llm, request.run.query_dirs)
     return build_validated_report(run, result, llm, reason, keep_paths=request.run.keep_paths,
                                   command_line=request.command_line, started=t0)
 
@@ -214,18 +221,23 @@ class CompareRequest:
     rules: bool = True
     llm_enabled: bool = False
     llm_options: dict[str, Any] = field(default_factory=dict)
+    query_dirs: tuple[Path, ...] = ()   # user query directories over the bundled sets (first wins)
 
 
 MAX_SUMMARY_JSON_BYTES = 256 << 20
 
 
-def load_capture(path: Path, max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSummary:
-    """A capture for `compare`: a profile (summarised) or a `pa summary --json` file (validated)."""
+def load_capture(path: Path, max_phases: int = DEFAULT_MAX_PHASES, query_dirs: Sequence[Path] = ()) -> ProfileSummary:
+    """A capture for `compare`: a profile (summarised) or a `pa summary --json` file (validated).
+
+    An Nsight Systems report (.nsys-rep) is read through its cached SQLite export.
+    """
     from pydantic import ValidationError
 
     from engine.inputs import read_text_file
     from engine.metrics.model import ProfileSummary
     from engine.metrics.summarize import summarize
+    from engine.nsys_report import exported
 
     if path.suffix == ".json":
         try:
@@ -233,7 +245,7 @@ def load_capture(path: Path, max_phases: int = DEFAULT_MAX_PHASES) -> ProfileSum
                                                                     "summary JSON file"))
         except ValidationError as exc:
             raise UserError(f"{path}: not a pa summary JSON file ({str(exc).splitlines()[0]})") from exc
-    return summarize(path, max_phases=max_phases)
+    return summarize(exported([path])[0], max_phases=max_phases, query_dirs=query_dirs)
 
 
 def compare(before: Path, after: Path, request: CompareRequest = CompareRequest()) -> dict[str, Any]:
@@ -246,7 +258,8 @@ def compare(before: Path, after: Path, request: CompareRequest = CompareRequest(
     from engine.compare.explain import explain
     from engine.compare.schema import validate_comparison
 
-    sb, sa = load_capture(before, request.max_phases), load_capture(after, request.max_phases)
+    sb = load_capture(before, request.max_phases, request.query_dirs)
+    sa = load_capture(after, request.max_phases, request.query_dirs)
     hb = ha = None
     if request.rules:
         from engine.rules.engine import evaluate

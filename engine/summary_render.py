@@ -10,7 +10,8 @@ that quote them) goes through `_t`: rich would otherwise read `[...]` in a kerne
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,8 +19,10 @@ from rich.table import Table
 
 from engine import formatting
 from engine.controls import escape_controls
-from engine.metrics.model import ProfileSummary
-from engine.ranks.model import CrossRank
+
+if TYPE_CHECKING:   # annotations only: the one-file summary must not import the cross-rank models
+    from engine.metrics.model import ProfileSummary
+    from engine.ranks.model import CrossRank
 
 
 def _t(value: Any) -> str:
@@ -38,9 +41,23 @@ def _of_peak(pct: float | None) -> str:
     return "above peak (measurement?)" if pct is not None and pct > 100.0 else fmt_pct(pct)
 
 
+PIPE_WIDTH = 1000   # columns when stdout is not a terminal: a file or a pipe gets whole rows
+
+
+def output_console() -> Console:
+    """The console `pa summary` prints to: the terminal's width, or PIPE_WIDTH when redirected.
+
+    rich assumes 80 columns when stdout is not a terminal, which cut kernel names and table rows
+    in `pa summary > file` and `pa summary | grep`; a redirected table keeps its natural width.
+    """
+    if sys.stdout.isatty():
+        return Console()
+    return Console(width=PIPE_WIDTH)
+
+
 def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
     """Print the summary as a sequence of tables."""
-    c = console or Console()
+    c = console or output_console()
     p = s.profile
     c.print(f"[bold]{_t(p.file_name)}[/bold]  {p.format} schema {_t(p.schema_version)} "
             f"(query set {_t(p.query_set)}), host {_t(p.host_name or 'unknown')}")
@@ -127,7 +144,7 @@ _imb = formatting.fraction   # an imbalance ratio, as a percentage
 
 def print_rank_summary(cr: CrossRank, console: Console | None = None, top_collectives: int = 10) -> None:
     """Print a multi-rank run: the per-rank table, the roles, per-phase imbalance and collective skew."""
-    c = console or Console()
+    c = console or output_console()
     t = Table(title=f"Ranks ({cr.rank_count})")
     for col in ("rank", "from", "file", "span", "kernel time", "GPU busy", "util", "idle", "MPI",
                 "collective wait"):

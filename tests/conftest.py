@@ -89,3 +89,10 @@ def _no_llm_keys(monkeypatch: pytest.MonkeyPatch) -> None:
                 "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("PA_CLAUDE_CLI", "")  # nor a `claude` command-line client on the developer's PATH
+
+
+@pytest.fixture(autouse=True)
+def _no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never read the developer's ~/.config/pa/pa.toml or $PA_QUERIES."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "no-user-config"))
+    monkeypatch.delenv("PA_QUERIES", raising=False)

@@ -18,7 +18,8 @@ ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
 # Lowest first. A module may import its own package and any package of a lower layer.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("base", {"errors", "controls", "inputs", "paths", "sandbox", "formatting", "config", "version"}),
+    ("base", {"errors", "controls", "inputs", "paths", "sandbox", "formatting", "config", "version",
+              "nsys_report"}),
     ("profile", {"profile"}),
     ("metrics", {"metrics"}),
     ("ranks", {"ranks"}),
@@ -28,7 +29,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("compare", {"compare"}),
     ("pipeline", {"pipeline", "api", "example_profile", "__init__"}),   # __init__: the notebook API
     ("cli", {"cli", "cli_analyze", "cli_compare", "cli_output", "cli_ranks", "cli_rules", "cli_queries",
-             "cli_config", "__main__"}),
+             "cli_config", "cli_example", "cli_options", "cli_summary", "__main__"}),
 ]
 # The test world (planted scenarios, vendors' writers: tests/testkit) is never imported by the product.
 TEST_WORLD = {"synth", "testkit", "accuracy"}

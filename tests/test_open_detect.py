@@ -40,10 +40,16 @@ def test_empty_file(tmp_path):
     _assert_one_line_error(_run(p), "empty file")
 
 
-def test_not_sqlite(tmp_path):
-    p = tmp_path / "report.nsys-rep"
+def test_not_sqlite(tmp_path, monkeypatch):
+    p = tmp_path / "report.bin"
     p.write_bytes(b"QDSTRM\x00" + b"x" * 100)
     _assert_one_line_error(_run(p), "not a SQLite database")
+    # named as a report, it is exported first (tests/test_nsys_report.py); without nsys, the command to run
+    rep = tmp_path / "report.nsys-rep"
+    rep.write_bytes(p.read_bytes())
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _assert_one_line_error(_run(rep), "nsys export --type sqlite")
 
 
 def test_sqlite_of_another_program(tmp_path):

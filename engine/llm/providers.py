@@ -32,11 +32,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from engine.errors import UserError
 
@@ -91,7 +89,6 @@ class LlmSettings:
     max_request_tokens: int = 100_000  # refuse any single request estimated above this
     retry_initial_s: float = 1.0   # first back-off of the Gemini SDK's retries (others: SDK default)
     config_file: Path | None = None
-    unknown: tuple[str, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -125,47 +122,15 @@ class Target:
         return f"with the key from {self.key_from}"
 
 
-def config_paths(cwd: Path | None = None) -> list[Path]:
-    """Where pa.toml is looked for, first match wins."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return [(cwd or Path.cwd()) / "pa.toml", Path(base) / "pa" / "pa.toml"]
-
-
-_TOML_KEYS = {"model": str, "base_url": str, "max_turns": int, "timeout_s": float, "deadline_s": float,
-              "max_retries": int, "validation_retries": int, "redact": bool, "allow_app_knowledge": bool,
-              "sql_time_limit_s": float, "sql_max_rows": int, "sql_max_bytes": int, "sql_raw_tables": bool,
-              "tool_max_bytes": int, "max_string_chars": int, "max_cost_usd": float,
-              "max_request_tokens": int, "exact_token_count": bool, "retry_initial_s": float}
-
-
 def load_settings(flags: dict[str, Any], cwd: Path | None = None) -> LlmSettings:
-    """Merge pa.toml's [llm] section under the flags that were given (None = not given)."""
-    settings = LlmSettings()
-    for path in config_paths(cwd):
-        if path.is_file():
-            try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-                raise UserError(f"{path}: invalid TOML ({exc})") from exc
-            section = data.get("llm", {})
-            if not isinstance(section, dict):
-                raise UserError(f"{path}: [llm] must be a table")
-            values: dict[str, Any] = {}
-            unknown = []
-            for key, val in section.items():
-                typ = _TOML_KEYS.get(key)
-                if typ is None:
-                    unknown.append(key)
-                    continue
-                if typ is float and isinstance(val, int) and not isinstance(val, bool):
-                    val = float(val)
-                if not isinstance(val, typ) or (typ is int and isinstance(val, bool)):
-                    raise UserError(f"{path}: [llm] {key} must be {typ.__name__}")
-                if isinstance(val, (int, float)) and not isinstance(val, bool) and not val > 0:  # also NaN
-                    raise UserError(f"{path}: [llm] {key} must be positive")
-                values[key] = val
-            settings = replace(settings, config_file=path, unknown=tuple(unknown), **values)
-            break
+    """Merge pa.toml's [llm] section (engine.config validates it) under the flags that were given.
+
+    A flag of None is a flag not given.
+    """
+    from engine.config import load_config
+
+    config = load_config(cwd)
+    settings = replace(LlmSettings(), config_file=config.path, **config.llm)
     given = {k: v for k, v in flags.items() if v is not None and hasattr(settings, k)}
     return replace(settings, **given)
 

@@ -49,6 +49,7 @@ import math
 import re
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,8 +140,8 @@ class SqlSandbox:
     """A read-only, authorizer-guarded SQL workspace over one profile, used only by the LLM's tools."""
 
     def __init__(self, path: Path, limits: SqlLimits | None = None, redactor: Redactor | None = None,
-                 raw_tables: bool = False, engine_tables: dict[str, tuple[list[str], list[tuple]]] | None = None
-                 ) -> None:
+                 raw_tables: bool = False, engine_tables: dict[str, tuple[list[str], list[tuple]]] | None = None,
+                 query_dirs: Sequence[Path] = ()) -> None:
         self.limits = limits or SqlLimits()
         self.redactor = redactor or Redactor(enabled=False)
         self.raw_tables = raw_tables and not self.redactor.enabled
@@ -150,7 +151,7 @@ class SqlSandbox:
         self.records: dict[str, QueryRecord] = {}
         self._reads = _Reads()
         self._engine_lower: set[str] = set()
-        sql_by_relation = self._bind(path)
+        sql_by_relation = self._bind(path, query_dirs)
         check_file(path)
         conn = sqlite3.connect("file::memory:", uri=True, check_same_thread=False)
         conn.text_factory = lambda b: b.decode("utf-8", "replace")
@@ -194,8 +195,11 @@ class SqlSandbox:
 
     # ---- set-up
 
-    def _bind(self, path: Path) -> dict[str, str]:
-        """The rendered SQL of each canonical relation of this profile (skipped ones with reasons)."""
+    def _bind(self, path: Path, query_dirs: Sequence[Path] = ()) -> dict[str, str]:
+        """The rendered SQL of each canonical relation of this profile (skipped ones with reasons).
+
+        query_dirs: the user query directories the summary was read with (the same relations).
+        """
         from engine.profile.detect import detect
         from engine.profile.queryset import resolve
         from engine.profile.relations import Relations
@@ -203,7 +207,7 @@ class SqlSandbox:
         conn = open_readonly(path)
         try:
             fmt = detect(conn, path)
-            rel = Relations.bind(conn, resolve(fmt.format, fmt.schema_version))
+            rel = Relations.bind(conn, resolve(fmt.format, fmt.schema_version, query_dirs=query_dirs))
         finally:
             conn.close()
         self.skipped = {s.what: s.reason for s in rel.skipped}

@@ -61,7 +61,7 @@ def settings_from_options(options: Any) -> LlmSettings:
     """LlmOptions (model, base_url, extra flags) merged over pa.toml."""
     flags = {"model": getattr(options, "model", None), "base_url": getattr(options, "base_url", None)}
     flags.update({k: v for k, v in (getattr(options, "extra", None) or {}).items()
-                  if k not in ("profile_path", "ranks")})
+                  if k not in ("profile_path", "ranks", "query_dirs")})
     settings = load_settings(flags)
     if settings.sql_raw_tables and settings.redact:
         raise UserError("--sql-raw-tables cannot be combined with --redact: the export's own tables hold "
@@ -199,7 +199,8 @@ def llm_stage(summary: ProfileSummary, rule_result: RuleResult, options: LlmOpti
         path = extra.get("profile_path")
         try:
             review, answer = _run_bounded(summary, rule_result, settings, target, redactor, system, user, context,
-                                          Path(path) if path else None, log, usage, extra.get("ranks"))
+                                          Path(path) if path else None, log, usage, extra.get("ranks"),
+                                          tuple(Path(d) for d in extra.get("query_dirs") or ()))
         except Exception as exc:  # any provider failure must leave the rules-only report
             if isinstance(exc, StageTimeout):
                 reason = (f"LLM stage stopped at its deadline of {settings.deadline_s:g} s (--llm-timeout); "
@@ -273,21 +274,25 @@ def run_with_deadline(fn: Any, deadline: Any, parts: dict[str, Any]) -> Any:
 
 def _run_bounded(summary: Any, rule_result: Any, settings: LlmSettings, target: Target, redactor: Redactor,
                  system: str, user: str, context: dict[str, Any], profile: Path | None, log: Any, usage: Any,
-                 ranks: Any = None) -> tuple[Review, LlmAnswer]:
-    """The conversation and the re-checks in a worker thread, abandoned at the stage deadline."""
+                 ranks: Any = None, query_dirs: tuple[Path, ...] = ()) -> tuple[Review, LlmAnswer]:
+    """The conversation and the re-checks in a worker thread, abandoned at the stage deadline.
+
+    query_dirs: the user query directories the summary was read with; the SQL workspace uses the same.
+    """
     from engine.llm.transport import Deadline
 
     deadline = Deadline.after(settings.deadline_s)
     parts: dict[str, Any] = {}
     result: tuple[Review, LlmAnswer] = run_with_deadline(
         lambda: _run(summary, rule_result, settings, target, redactor, system, user, context, profile, log, usage,
-                     deadline, parts, ranks), deadline, parts)
+                     deadline, parts, ranks, query_dirs), deadline, parts)
     return result
 
 
 def _run(summary: Any, rule_result: Any, settings: LlmSettings, target: Target, redactor: Redactor,
          system: str, user: str, context: dict[str, Any], profile: Path | None, log: Any, usage: Any,
-         deadline: Any, parts: dict[str, Any], ranks: Any = None) -> tuple[Review, LlmAnswer]:
+         deadline: Any, parts: dict[str, Any], ranks: Any = None,
+         query_dirs: tuple[Path, ...] = ()) -> tuple[Review, LlmAnswer]:
     from engine.llm.agent import converse, guarded_client, make_adapter
     from engine.llm.sql_tool import SqlLimits, SqlSandbox
     from engine.llm.transport import JsonlLog
@@ -308,7 +313,7 @@ def _run(summary: Any, rule_result: Any, settings: LlmSettings, target: Target, 
                         profile, SqlLimits(settings.sql_time_limit_s, settings.sql_max_rows, settings.sql_max_bytes,
                                            settings.max_string_chars),
                         redactor=redactor, raw_tables=settings.sql_raw_tables,
-                        engine_tables=engine_tables(summary, redactor))
+                        engine_tables=engine_tables(summary, redactor), query_dirs=query_dirs)
                 except Exception as exc:  # a profile the SQL workspace cannot open: the other tools still work
                     tools.unavailable = f"{type(exc).__name__}: {str(exc)[:200]}"
             http = parts["http"] = guarded_client(target, settings, deadline, log, env_secrets())

@@ -7,7 +7,7 @@ zero).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,17 +66,18 @@ CAPTURED_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "mar
 
 def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES,
               marker_naming: MarkerNaming = DEFAULT_NAMING,
-              thresholds: Thresholds = DEFAULT_THRESHOLDS) -> ProfileSummary:
+              thresholds: Thresholds = DEFAULT_THRESHOLDS, query_dirs: Sequence[Path] = ()) -> ProfileSummary:
     """Open `path` read-only and compute its ProfileSummary.
 
     Marker names are normalised by `marker_naming`; phases, gaps and copies are classified with the
     site-tunable `thresholds` (RuleSet.thresholds under `pa analyze`, the defaults under `pa summary`).
+    query_dirs: user query directories layered over the bundled sets (engine.profile.queryset).
     """
     path = Path(path)
     conn = open_readonly(path)
     try:
         fmt = detect(conn, path)
-        qs = resolve(fmt.format, fmt.schema_version)
+        qs = resolve(fmt.format, fmt.schema_version, query_dirs=query_dirs)
         rel = Relations.bind(conn, qs)
         return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
                           keep_paths, max_phases, marker_naming, thresholds)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,7 @@ from engine.profile.domain import DomainLog
 
 LEGACY = "legacy"   # the schema version detect.py gives an Nsight Systems file with no version table
 BASE = "base"       # the directory every version inherits from; it reads LEGACY files itself
+BUNDLED = "bundled"  # the query root shipped with pa (QueryFile.source)
 MAX_QUERY_FILE_BYTES = 1 << 20
 KNOWN_VERSIONS_FILE = "versions.txt"
 _HEADER = re.compile(r"^--\s*(\w+)\s*:\s*(.*)$")
@@ -87,14 +89,27 @@ class QueryFile:
     body: str
     sha256: str
     when_empty: str | None = None   # reason the relation is skipped when the query returns no row
+    source: str = "bundled"         # "bundled", or the user query directory it came from
 
     @property
     def display_path(self) -> str:
-        """Path relative to the queries/ root, as reports and `pa queries` show it."""
-        return f"{self.path.parent.parent.name}/{self.version_dir}/{self.path.name}"
+        """Path under its query root as reports show it, e.g. nsys/3.24/kernels.sql.
+
+        A user file is prefixed by its directory's own name (site-queries/nsys/3.24/kernels.sql).
+        """
+        rel = f"{self.path.parent.parent.name}/{self.version_dir}/{self.path.name}"
+        return rel if self.source == BUNDLED else f"{Path(self.source).name}/{rel}"
 
 
-def load_query_file(path: Path, version_dir: str) -> QueryFile:
+@dataclass(frozen=True)
+class QueryRoot:
+    """A directory holding <format>/<version>/<relation>.sql files, and how `pa queries` names it."""
+
+    path: Path
+    source: str   # BUNDLED or the directory as the user gave it
+
+
+def load_query_file(path: Path, version_dir: str, source: str = "bundled") -> QueryFile:
     """Parse one query file; a malformed header is a UserError naming the file."""
     text = read_text_file(path, MAX_QUERY_FILE_BYTES, "query file")
     header: dict[str, str] = {}
@@ -127,6 +142,7 @@ def load_query_file(path: Path, version_dir: str) -> QueryFile:
         body="\n".join(body_lines).strip().rstrip(";"),
         sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         when_empty=header.get("when_empty") or None,
+        source=source,
     )
 
 
@@ -156,29 +172,53 @@ def _trimmed(key: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def known_versions(fmt: str, root: Path | None = None) -> list[str] | None:
-    """The schema versions listed in queries/<fmt>/versions.txt, or None when there is no list."""
-    listing = (root or data_dir("queries")) / fmt / KNOWN_VERSIONS_FILE
-    if not listing.is_file():
-        return None
-    text = read_text_file(listing, MAX_QUERY_FILE_BYTES, "version list")
-    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
-    return [v for v in lines if v]
+def query_roots(query_dirs: Sequence[Path] = (), root: Path | None = None) -> list[QueryRoot]:
+    """The query directories to search, highest priority first: the user's, then the bundled one.
+
+    `root` replaces the bundled directory (tests); a user directory that does not exist is an error
+    (a typo must not silently mean "the bundled files").
+    """
+    roots = []
+    for d in query_dirs:
+        d = Path(d)
+        if not d.is_dir():
+            raise UserError(f"query directory {d}: not a directory")
+        roots.append(QueryRoot(d, str(d)))
+    roots.append(QueryRoot(root or data_dir("queries"), BUNDLED))
+    return roots
 
 
-def available_versions(fmt: str, root: Path | None = None) -> list[str]:
-    """Version directories present for `fmt`, lowest first."""
-    base = (root or data_dir("queries")) / fmt
-    if not base.is_dir():
-        return []
-    dirs = [d.name for d in base.iterdir() if d.is_dir() and any(d.glob("*.sql"))]
+def known_versions(fmt: str, root: Path | None = None, query_dirs: Sequence[Path] = ()) -> list[str] | None:
+    """The schema versions listed in any <root>/<fmt>/versions.txt, or None when no root has a list."""
+    found: list[str] | None = None
+    for qr in query_roots(query_dirs, root):
+        listing = qr.path / fmt / KNOWN_VERSIONS_FILE
+        if not listing.is_file():
+            continue
+        text = read_text_file(listing, MAX_QUERY_FILE_BYTES, "version list")
+        lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+        found = [*(found or []), *(v for v in lines if v and v not in (found or []))]
+    return found
+
+
+def available_versions(fmt: str, root: Path | None = None, query_dirs: Sequence[Path] = ()) -> list[str]:
+    """Version directories present for `fmt` in any root, lowest first."""
+    dirs: set[str] = set()
+    for qr in query_roots(query_dirs, root):
+        base = qr.path / fmt
+        if base.is_dir():
+            dirs |= {d.name for d in base.iterdir() if d.is_dir() and any(d.glob("*.sql"))}
     return sorted(dirs, key=version_key)
 
 
-def resolve(fmt: str, file_version: str, root: Path | None = None) -> QuerySet:
-    """Pick the query set for a file of `fmt` at `file_version`, inheriting missing files."""
-    base = (root or data_dir("queries")) / fmt
-    versions = available_versions(fmt, root)
+def resolve(fmt: str, file_version: str, root: Path | None = None, query_dirs: Sequence[Path] = ()) -> QuerySet:
+    """Pick the query set for a file of `fmt` at `file_version`, inheriting missing files.
+
+    Versions are searched highest first and, within a version, the user's directories before the
+    bundled one: a user directory holding only `nsys/3.24/kernels.sql` replaces that one file.
+    """
+    roots = query_roots(query_dirs, root)
+    versions = available_versions(fmt, root, query_dirs)
     if not versions:
         raise UserError(f"no query sets installed for format {fmt!r}")
     target = version_key(file_version)
@@ -188,18 +228,21 @@ def resolve(fmt: str, file_version: str, root: Path | None = None) -> QuerySet:
         raise UserError(f"{fmt} schema {file_version} is older than every query set "
                         f"({', '.join(versions)})")
     chosen = eligible[-1]
-    known = known_versions(fmt, root)
+    known = known_versions(fmt, root, query_dirs)
     if known is not None and file_version != LEGACY:
         if _trimmed(target) not in {_trimmed(version_key(v)) for v in known}:
             warnings.append(f"{fmt} schema {file_version} is not a version pa has been checked against "
                             f"(known: {', '.join(known)}); read with the {fmt}/{chosen} queries, which "
                             "assume that layout")
-    elif file_version != LEGACY and chosen == versions[-1] and target[:1] > version_key(chosen)[:1]:
+    elif file_version != LEGACY and chosen == versions[-1] and \
+            _trimmed(target)[:2] > _trimmed(version_key(chosen))[:2]:
+        # Any newer major or minor (a patch release keeps the layout): the set may not fit.
         warnings.append(f"{fmt} schema {file_version} is newer than every query set (newest: "
-                        f"{chosen}); results rest on the {chosen} queries")
+                        f"{chosen}); results rest on the {fmt}/{chosen} queries")
     qs = QuerySet(format=fmt, version=chosen, warnings=warnings)
     for version in reversed(eligible):  # highest first: the first file found wins
-        for path in sorted((base / version).glob("*.sql")):
-            if path.stem not in qs.files:
-                qs.files[path.stem] = load_query_file(path, version)
+        for qr in roots:
+            for path in sorted((qr.path / fmt / version).glob("*.sql")):
+                if path.stem not in qs.files:
+                    qs.files[path.stem] = load_query_file(path, version, qr.source)
     return qs

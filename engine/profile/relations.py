@@ -74,7 +74,13 @@ def _compiled_query(body: str) -> Any:
 
 
 def render_query(qf: QueryFile, has_table: Callable[[str], bool], has_column: Callable[[str, str], bool]) -> str:
-    """Render a query file's Jinja in the sandbox, where has_table and has_column are the only names."""
+    """Render a query file's Jinja in the sandbox, where has_table and has_column are the only names.
+
+    A body with no Jinja syntax at all is its own rendering: compiling it would cost ~5 ms a file of
+    pa's start-up (benchmarks/startup.py) for the same text.
+    """
+    if not any(mark in qf.body for mark in ("{{", "{%", "{#")):
+        return qf.body
     try:
         template = _compiled_query(qf.body)
         return sandbox.render_bounded(template, {"has_table": has_table, "has_column": has_column},

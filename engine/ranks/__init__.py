@@ -7,10 +7,31 @@ extra_facts = cr.facts()                             # cross_rank.* names for ru
 
 from __future__ import annotations
 
-from engine.ranks.cross import cross_rank
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Imported now: the function `discover` must shadow the submodule of the same name, which any
+# `import engine.ranks.discover` would otherwise leave as this package's attribute (it is light).
 from engine.ranks.discover import discover, rank_from_name
-from engine.ranks.model import CrossRank, RankResult, RankSet
-from engine.ranks.run import summarize_ranks
+
+if TYPE_CHECKING:
+    from engine.ranks.cross import cross_rank
+    from engine.ranks.model import CrossRank, RankResult, RankSet
+    from engine.ranks.run import summarize_ranks
+
+# Imported on first use: `engine.ranks.discover` (all `pa summary` of one file needs) must not pull in
+# the cross-rank statistics and their pydantic models (benchmarks/startup.py).
+_LAZY = {"cross_rank": "engine.ranks.cross", "CrossRank": "engine.ranks.model",
+         "RankResult": "engine.ranks.model", "RankSet": "engine.ranks.model",
+         "summarize_ranks": "engine.ranks.run"}
 
 __all__ = ["CrossRank", "RankResult", "RankSet", "cross_rank", "discover", "rank_from_name",
            "summarize_ranks"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module when the name is first used (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine.ranks' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

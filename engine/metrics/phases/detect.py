@@ -29,6 +29,7 @@ from engine.metrics import intervals as iv
 from engine.metrics.host import scan_markers
 from engine.metrics.idle import idle_ns
 from engine.metrics.kernels import kernel_names
+from engine.metrics.phases import DEFAULT_MAX_PHASES
 from engine.metrics.phases.model import PhaseKernel, PhaseSummary
 from engine.metrics.phases.segment import (
     DEFAULT_WINDOWS,
@@ -41,7 +42,6 @@ from engine.metrics.phases.segment import (
 from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from engine.profile.relations import VALID, Relations
 
-DEFAULT_MAX_PHASES = 8
 WARMUP_WORDS = re.compile(r"warm|init|setup|start", re.IGNORECASE)
 TOP_KERNELS_LISTED = 5
 

@@ -1,0 +1,67 @@
+"""Benchmark: how long `pa` takes to start, against Python importing sqlite3 and numpy.
+
+Prints, in one run, the best of --repeat interleaved runs of
+  - the baseline `python -c "import sqlite3, numpy"`,
+  - `pa --help` (target: <= 1.5x the baseline; it imports click alone),
+  - `pa summary` of a ~1 MB generated Nsight Systems profile (target: <= 3x the baseline),
+each in a fresh interpreter (`python -m engine.cli`, the same code the `pa` script runs).
+Run: python benchmarks/startup.py [--repeat N] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def run_once(argv: list[str]) -> float:
+    """Wall seconds of one child process (its output discarded; a failure stops the benchmark)."""
+    t0 = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=7, help="interleaved runs; the best of each counts")
+    ap.add_argument("--keep", type=Path, default=None, help="directory to keep the generated profile in")
+    args = ap.parse_args()
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the testkit lives in tests/
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenarios import scaled
+
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="pa-startup-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    profile = workdir / "startup_1mb.sqlite"
+    if not profile.exists():
+        write_nsys(scaled(11_000, 1_100, 2_200, 550), profile)
+    size_mb = profile.stat().st_size / 1e6
+
+    py = sys.executable
+    cases = {
+        "baseline: python -c 'import sqlite3, numpy'": [py, "-c", "import sqlite3, numpy"],
+        "pa --help": [py, "-m", "engine.cli", "--help"],
+        f"pa summary ({size_mb:.1f} MB profile)": [py, "-m", "engine.cli", "summary", str(profile)],
+    }
+    targets = [None, 1.5, 3.0]
+    best = dict.fromkeys(cases, float("inf"))
+    for _ in range(args.repeat):
+        for name, argv in cases.items():
+            best[name] = min(best[name], run_once(argv))
+    base = best[next(iter(cases))]
+    ok = True
+    for (name, secs), target in zip(best.items(), targets, strict=True):
+        ratio = secs / base
+        verdict = "" if target is None else (f"  target <= {target}x: " + ("met" if ratio <= target else "NOT met"))
+        ok &= target is None or ratio <= target
+        print(f"{name:<45} {secs * 1000:7.0f} ms  {ratio:5.2f}x{verdict}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

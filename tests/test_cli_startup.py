@@ -1,0 +1,60 @@
+"""`pa --help` imports click alone; the short help it lists is each command's own first help line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+from engine.cli import COMMANDS, HIDDEN, main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _modules_after(args: list[str]) -> set[str]:
+    code = ("import sys; from engine.cli import main\n"
+            f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+            "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return set(proc.stderr.split())
+
+
+def test_help_imports_no_engine_command_and_no_heavy_library():
+    loaded = _modules_after(["--help"])
+    assert "click" in loaded and "engine.cli" in loaded
+    heavy = {"numpy", "pydantic", "jinja2", "rich", "yaml", "jsonschema", "sqlite3"}
+    assert not heavy & loaded, heavy & loaded
+    assert not {m for m in loaded if m.startswith("engine.") and m not in ("engine.cli", "engine.version")}
+
+
+def test_summary_of_one_file_does_not_import_the_rank_statistics_or_the_rules(tmp_path):
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenarios import example
+
+    prof = tmp_path / "one.sqlite"
+    write_nsys(example(), prof)
+    loaded = _modules_after(["summary", str(prof)])
+    assert "engine.metrics.summarize" in loaded     # it did run
+    assert not {"engine.ranks.cross", "engine.ranks.run", "engine.rules.engine", "engine.llm.stage",
+                "engine.report.assemble", "jsonschema"} & loaded
+
+
+def test_listed_help_matches_each_command():
+    ctx = click.Context(main)
+    for name, (_, short) in COMMANDS.items():
+        cmd = main.get_command(ctx, name)
+        assert cmd is not None, name
+        if name in HIDDEN:
+            assert cmd.hidden
+            continue
+        assert cmd.get_short_help_str(limit=200) == short, name
+
+
+def test_help_lists_every_visible_command():
+    out = CliRunner().invoke(main, ["--help"]).output
+    for name in COMMANDS:
+        assert (name in out) == (name not in HIDDEN), name
+    assert CliRunner().invoke(main, ["nosuch"]).exit_code == 2
