@@ -4,7 +4,8 @@ Generates 1,000,000 kernels, 100,000 copies, 200,000 API calls and 50,000 NVTX r
 `pa summary --json` (in a child process, so its peak RSS can be read) against a floor measured in
 the same run: plain sqlite3 fetching start, end, device, stream and name id of every kernel row.
 Floor and pa runs are interleaved (--repeat, default 3) and the best of each is compared.
-Target (issue 2): summary <= 3x the floor, peak memory <= 400 MB. Prints the ratio.
+Target (issue 16, was 3x in issue 2): summary <= 2x the floor, start-up included, peak memory <= 400 MB.
+Prints the ratio.
 
 Run: python benchmarks/summary_nsys.py [--kernels N] [--keep DIR]
 """
@@ -55,7 +56,7 @@ def main() -> int:
         print(f"generated {path} ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s")
 
     compare_with_floor(path, floor_fetch, f"plain sqlite3 fetch of {args.kernels} kernel rows", args.repeat,
-                       max_ratio=3, max_mb=400)
+                       max_ratio=2, max_mb=400)
     return 0
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from engine.metrics import intervals as iv
 from engine.metrics.gaps import GAP_CAUSES, GapTable
+from engine.metrics.host import NamedRanges
 from engine.metrics.model import DeviceRead, DeviceReads, HostWork
 from engine.profile.relations import VALID, Relations
 
@@ -92,30 +93,47 @@ def host_work(rel: Relations, table: GapTable, pids: set[int]) -> list[HostWork]
     return out[:2 * HOST_WORK_LISTED]
 
 
-def compile_ranges(rel: Relations) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(pid, start, end) of the marker ranges whose name says the host is compiling (COMPILE_RANGE)."""
-    rows = [(int(pid), int(start), int(end)) for pid, name, start, end in rel.query(
-        f"SELECT pid, name, start, \"end\" FROM pa_markers WHERE {VALID} AND \"end\" > start "
-        "AND (name LIKE '%compil%' OR name LIKE 'nvrtc%' OR name LIKE 'hiprtc%' OR name LIKE '%ptxas%')")
-        if name is not None and COMPILE_RANGE.search(str(name))]
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
-    return arr[:, 0], arr[:, 1], arr[:, 2]
+def _like(*patterns: str) -> re.Pattern[str]:
+    """SQL LIKE patterns as one regex, as SQLite matches them (ASCII-only case folding, % and _)."""
+    def one(p: str) -> str:
+        return "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in p)
+    return re.compile("|".join(f"(?:{one(p)})" for p in patterns), re.IGNORECASE | re.ASCII | re.DOTALL)
 
 
-def device_reads(rel: Relations, tables: list[GapTable], pids_of: dict[int, set[int]],
+# The names compile_ranges and device_reads look at: a cheap first test, as SQLite's LIKE would
+# apply it, before the exact one.
+_COMPILE_LIKE = _like("%compil%", "nvrtc%", "hiprtc%", "%ptxas%")
+_DEVICE_READ_LIKE = _like(*(f"{n}%" for n in DEVICE_READ_RANGES))
+
+
+def marker_name_read(name: str) -> bool:
+    """True for the raw marker names compile_ranges or device_reads may need (scan_markers keeps them)."""
+    return bool(_COMPILE_LIKE.fullmatch(name) or _DEVICE_READ_LIKE.fullmatch(name))
+
+
+def compile_ranges(kept: NamedRanges) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pid, start, end) of the marker ranges whose name says the host is compiling (COMPILE_RANGE).
+
+    `kept`: the markers scan_markers kept for marker_name_read.
+    """
+    rows = kept.where(lambda n: bool(_COMPILE_LIKE.fullmatch(n) and COMPILE_RANGE.search(n))) & (kept.end > kept.start)
+    return (kept.pid[rows].astype(np.int64), kept.start[rows].astype(np.int64), kept.end[rows].astype(np.int64))
+
+
+def device_reads(kept: NamedRanges, tables: list[GapTable], pids_of: dict[int, set[int]],
                  blocked: dict[int, iv.Merged]) -> DeviceReads:
     """Host blocked, GPU idle and recoverable time per device-read call site, and over all of them.
 
-    Call sites are the NVTX ranges named in DEVICE_READ_RANGES. `blocked` is, per process, the merged
-    intervals in which the host was blocked on the GPU (sync calls and copy calls that waited for
-    their copy).
+    Call sites are the NVTX ranges named in DEVICE_READ_RANGES (`kept`: the markers scan_markers
+    kept for marker_name_read). `blocked` is, per process, the merged intervals in which the host
+    was blocked on the GPU (sync calls and copy calls that waited for their copy).
     """
-    like = " OR ".join(f"name LIKE '{n}%'" for n in DEVICE_READ_RANGES)
     ranges: dict[str, dict[int, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
     counts: dict[str, int] = defaultdict(int)
-    for pid, name, start, end in rel.query(f"SELECT pid, name, start, \"end\" FROM pa_markers "
-                                           f"WHERE {VALID} AND ({like})"):
-        site = _SUFFIX.sub("", str(name)).strip()
+    rows = np.flatnonzero(kept.where(lambda n: bool(_DEVICE_READ_LIKE.fullmatch(n))))
+    for pid, code, start, end in zip(kept.pid[rows].tolist(), kept.code[rows].tolist(),
+                                     kept.start[rows].tolist(), kept.end[rows].tolist(), strict=True):
+        site = _SUFFIX.sub("", kept.names[code]).strip()
         ranges[site][int(pid)].append((int(start), int(end)))
         counts[site] += 1
     sites = []

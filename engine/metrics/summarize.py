@@ -8,7 +8,7 @@ zero).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from engine.metrics.communication import communication_name_ids, device_communic
 from engine.metrics.degraded import rocpd_capture_checks
 from engine.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
 from engine.metrics.hardware import host_link, spec_memory_bandwidth
-from engine.metrics.host_work import compile_ranges, device_reads, host_work
+from engine.metrics.host_work import compile_ranges, device_reads, host_work, marker_name_read
 from engine.metrics.kernels import kernel_names, kernel_stats, launch_configs
 from engine.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from engine.metrics.migrations import migration_summary
@@ -45,7 +45,7 @@ from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from engine.metrics.transfers import COPY_CODES, copy_stats, memset_stats, round_trips
 from engine.profile.detect import detect
 from engine.profile.open import open_readonly, sha256_of
-from engine.profile.queryset import QuerySet, resolve
+from engine.profile.queryset import resolve
 from engine.profile.relations import VALID, Relations
 from engine.version import __version__
 
@@ -54,6 +54,9 @@ GPU_RELATIONS = ("kernels", "copies", "memsets")
 # beside them (see _summarize_in): the overlap saves a fraction of a second, the extra peak memory
 # on a capture of ten million calls is a few hundred MB.
 OVERLAP_PHASES_MAX_CALLS = 2_000_000
+# Formats whose copies, memsets and markers are read on the worker thread, beside the API-call
+# scan (see _summarize_in).
+WORKER_SCANS_FORMATS = frozenset({"rocpd"})
 SPAN_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead",
                   "os_calls", "driver_jit")
 # Relations whose presence (with at least one row) `ProfileSummary.captured` reports.
@@ -83,29 +86,42 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
 
 
 @contextmanager
-def _own_relations(path: Path, query_set: QuerySet) -> Iterator[Relations]:
-    """The profile's relations on a read-only connection of the calling thread's own."""
+def _own_relations(path: Path, rel: Relations) -> Iterator[Relations]:
+    """The profile's relations `rel` on a read-only connection of the calling thread's own."""
     conn = open_readonly(path)
     try:
-        yield Relations.bind(conn, query_set)
+        yield rel.on(conn)
     finally:
         conn.close()
 
 
-def _kernel_side(path: Path, query_set: QuerySet, warnings: list[str]
+def _kernel_side(path: Path, bound: Relations, warnings: list[str]
                  ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]]]:
     """The kernel scan and the kernel names (run in the worker thread)."""
-    with _own_relations(path, query_set) as rel:
+    with _own_relations(path, bound) as rel:
         kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
         return kernels, kx, kernel_names(rel) if rel.available("kernels") else {}
 
 
-def _phases(path: Path, query_set: QuerySet, span_start: int, span_end: int, max_phases: int,
+def _marker_side(path: Path, bound: Relations, naming: MarkerNaming) -> host_metrics.MarkerScan:
+    """The marker scan (run in the worker thread, beside the API-call scan of this one)."""
+    with _own_relations(path, bound) as rel:
+        return host_metrics.scan_markers(rel, naming, keep=marker_name_read)
+
+
+def _ops_side(path: Path, bound: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
+              expressions: dict[str, str] | None = None) -> tuple[Ops, dict[str, np.ndarray]]:
+    """_ops on the worker thread's own connection."""
+    with _own_relations(path, bound) as rel:
+        return _ops(rel, relation, warnings, extra, expressions)
+
+
+def _phases(path: Path, bound: Relations, span_start: int, span_end: int, max_phases: int,
             kernels: dict[str, np.ndarray], names: dict[int, tuple[str, str | None]],
             prefetched: dict[str, dict[str, np.ndarray]],
             marker_runs: list[list[tuple[str, int, int]]], thresholds: Thresholds) -> list[PhaseSummary] | None:
     """Phase detection (run in the worker thread, or in this one on very large captures)."""
-    with _own_relations(path, query_set) as rel:
+    with _own_relations(path, bound) as rel:
         return detect_phases(rel, span_start, span_end, max_phases,
                              kernels=kernels, names=names, prefetched=prefetched, marker_runs=marker_runs,
                              thresholds=thresholds)
@@ -136,9 +152,9 @@ def _span(rel: Relations, fetched: list[Ops], api: host_metrics.ApiCalls | None,
         if len(api.start):
             starts.append(int(api.start.min()))
             ends.append(int(api.end.max()))
-        if api.other_extent[0] is not None:
-            starts.append(int(api.other_extent[0]))
-            ends.append(int(api.other_extent[1]))  # type: ignore[arg-type]
+        if api.extent[0] is not None:
+            starts.append(int(api.extent[0]))
+            ends.append(int(api.extent[1]))  # type: ignore[arg-type]
     if markers is not None and markers.extent[0] is not None:
         starts.append(int(markers.extent[0]))
         ends.append(int(markers.extent[1]))  # type: ignore[arg-type]
@@ -178,10 +194,12 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     # and reads the kernel names while this thread reads every other relation, then detects phases
     # and computes the stream statistics while this thread computes the per-device, per-kernel and
     # host metrics. SQLite (inside sqlite3_step), hashlib and numpy's large-array loops release
-    # the GIL, so the two halves overlap on two cores.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return _summarize_in(pool, rel, path, fmt, vendor, schema_version, product_version, keep_paths,
-                             max_phases, marker_naming, thresholds)
+    # the GIL, so the two halves overlap on two cores. The file's digest is a thread of its own
+    # (3 s of hashing on a 3 GB rocpd file): it fills whichever core the other two leave idle.
+    with ThreadPoolExecutor(max_workers=1) as pool, ThreadPoolExecutor(max_workers=1) as hasher:
+        digest_job = hasher.submit(sha256_of, path)
+        return _summarize_in(pool, digest_job, rel, path, fmt, vendor, schema_version, product_version,
+                             keep_paths, max_phases, marker_naming, thresholds)
 
 
 # Canonical relations the summary does not read: they exist for the LLM's SQL workspace (and for
@@ -192,8 +210,8 @@ WORKSPACE_ONLY_RELATIONS = frozenset({"allocations"})
 FORMAT_ONLY_RELATIONS = frozenset({"memcpy_requests"})
 
 
-def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str, vendor: str,
-                  schema_version: str, product_version: str | None, keep_paths: bool,
+def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relations, path: Path, fmt: str,
+                  vendor: str, schema_version: str, product_version: str | None, keep_paths: bool,
                   max_phases: int, marker_naming: MarkerNaming, thresholds: Thresholds) -> ProfileSummary:
     warnings: list[str] = list(rel.query_set.warnings)
     # A relation no metric reads (only the SQL workspace does) is not "not analysed" when its
@@ -205,12 +223,21 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
 
     kernel_warnings: list[str] = []
     other_warnings: list[str] = []
-    kernel_job = pool.submit(_kernel_side, path, rel.query_set, kernel_warnings)
-    digest_job = pool.submit(sha256_of, path)  # hashlib releases the GIL too
-    copies, cx = _ops(rel, "copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
-    memsets, _ = _ops(rel, "memsets", other_warnings)
+    kernel_job = pool.submit(_kernel_side, path, rel, kernel_warnings)
+    # The API calls and the markers are the two large scans of a rocpd file (both over every
+    # region): the API scan stays on this thread, the worker reads the copies, memsets and
+    # markers. In Nsight Systems files the kernel scan is the large one and the worker's path the
+    # longer: there everything else is read on this thread.
+    beside = fmt in WORKER_SCANS_FORMATS
+    copy_args = ("copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
+    copies_job = pool.submit(_ops_side, path, rel, *copy_args) if beside else None
+    memsets_job = pool.submit(_ops_side, path, rel, "memsets", other_warnings) if beside else None
+    marker_job = pool.submit(_marker_side, path, rel, marker_naming) \
+        if rel.available("markers") and beside else None
+    if copies_job is None or memsets_job is None:
+        copies, cx = _ops(rel, *copy_args)
+        memsets, _ = _ops(rel, "memsets", other_warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
-    marker_scan = host_metrics.scan_markers(rel, marker_naming) if rel.available("markers") else None
     hardware = _hardware(rel)
     configs = launch_configs(rel) if rel.available("kernels") else {}
     memsets_summary = memset_stats(rel) if rel.available("memsets") else None
@@ -219,10 +246,19 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
     # Compiling: the driver's JIT and module loading, and ranges the application names as compiling.
     jit_iv = host_metrics.fetch_intervals(rel, "driver_jit")
-    if rel.available("markers"):
-        named = compile_ranges(rel)
+    if marker_job is not None:
+        marker_scan: host_metrics.MarkerScan | None = marker_job.result()
+    elif rel.available("markers"):
+        marker_scan = host_metrics.scan_markers(rel, marker_naming, keep=marker_name_read)
+    else:
+        marker_scan = None
+    if marker_scan is not None:
+        named = compile_ranges(marker_scan.kept)
         jit_iv = (np.concatenate([jit_iv[0], named[0]]), np.concatenate([jit_iv[1], named[1]]),
                   np.concatenate([jit_iv[2], named[2]]))
+    if copies_job is not None and memsets_job is not None:
+        copies, cx = copies_job.result()
+        memsets, _ = memsets_job.result()
     kernels, kx, knames = kernel_job.result()
     digest = digest_job.result()
     warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
@@ -235,7 +271,7 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
     span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
 
     def phases_now() -> list[PhaseSummary] | None:
-        return _phases(path, rel.query_set, int(span_start or 0), int(span_end or 0), max_phases,
+        return _phases(path, rel, int(span_start or 0), int(span_end or 0), max_phases,
                        {"start": kernels.start, "end": kernels.end, "name_id": kx["name_id"],
                         "device": kernels.device},
                        {i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
@@ -363,9 +399,9 @@ def _summarize_in(pool: ThreadPoolExecutor, rel: Relations, path: Path, fmt: str
         memsets=memsets_summary,
         sync=_sync_with_blocking_copies(host_metrics.sync_summary(rel, api, span), api, copy_rows,
                                         span) if api else None,
-        device_reads=device_reads(rel, gap_tables, all_pids_by_device,
+        device_reads=device_reads(marker_scan.kept, gap_tables, all_pids_by_device,
                                   host_metrics.blocked_sets(api, copy_rows) if api else {})
-        if rel.available("markers") else None,
+        if marker_scan is not None else None,
         allocations=host_metrics.alloc_summary(api, _window(gpu, span_start)) if api else None,
         launch=host_metrics.launch_summary(api, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
         streams=streams_job.result(),

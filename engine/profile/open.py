@@ -36,8 +36,11 @@ WAL_MAX_FRAMES = 1 << 16
 # Time limit of one statement on an analysis connection, seconds; PA_QUERY_TIMEOUT overrides it.
 QUERY_TIMEOUT_ENV = "PA_QUERY_TIMEOUT"
 DEFAULT_QUERY_TIMEOUT_S = 600.0
-# SQLite virtual-machine instructions between two looks at the clock (about a millisecond).
-_PROGRESS_EVERY = 100_000
+# SQLite virtual-machine instructions between two looks at the clock (tens of milliseconds).
+# The look is a Python call, so it waits for the GIL: with a look every millisecond, a scan on one
+# thread stalled behind the other thread's Python and numpy work at every look, and pa's two
+# threads ran one after the other (1 M-kernel Nsight Systems file: wall time equal to CPU time).
+_PROGRESS_EVERY = 10_000_000
 
 # Text that is not valid UTF-8 (a corrupt or hostile string table) is decoded with U+FFFD
 # replacement characters instead of failing the whole query.

@@ -137,6 +137,17 @@ class Relations:
             rel.sql_by_relation[relation] = domain_sql(relation, sql)
         return rel
 
+    def on(self, conn: sqlite3.Connection) -> Relations:
+        """The same relations on another connection to the same file (for another thread).
+
+        Nothing is checked or rendered again: the file is the same, so are its tables, columns and
+        rows (binding renders every query file and asks SQLite to prepare each one, which costs as
+        much as reading a few hundred thousand rows).
+        """
+        conn.create_function(REJECT_FUNCTION, -1, self.query_set.domain_log.reject, deterministic=False)
+        return Relations(conn=conn, query_set=self.query_set, sql_by_relation=dict(self.sql_by_relation),
+                         skipped=list(self.skipped), raw_sql_by_relation=dict(self.raw_sql_by_relation))
+
     def domain_notes(self) -> list[str]:
         """Warnings for the rows the domain checks dropped (call once every metric has read its relations).
 

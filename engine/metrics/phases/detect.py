@@ -34,6 +34,7 @@ from engine.metrics.phases.model import PhaseKernel, PhaseSummary
 from engine.metrics.phases.segment import (
     DEFAULT_WINDOWS,
     TOP_COMPONENTS,
+    by_group,
     clipped_time,
     optimal_segmentation,
     window_mix,
@@ -158,10 +159,9 @@ def phase_metrics(rel: Relations, cut: Cut, k: dict[str, np.ndarray],
     kcount = np.bincount(np.clip(np.searchsorted(edges, k["start"], side="right") - 1, 0, n_ph - 1),
                          minlength=n_ph)
     by_name: dict[int, np.ndarray] = {}
-    for nid in np.unique(k["name_id"]).tolist():
-        sel = k["name_id"] == nid
-        t = clipped_time(k["start"][sel], k["end"][sel], edges)
-        cnt = np.bincount(np.clip(np.searchsorted(edges, k["start"][sel], side="right") - 1, 0, n_ph - 1),
+    for nid, starts, ends in by_group(k["start"], k["end"], k["name_id"]):
+        t = clipped_time(starts, ends, edges, presorted=True)
+        cnt = np.bincount(np.clip(np.searchsorted(edges, starts, side="right") - 1, 0, n_ph - 1),
                           minlength=n_ph)
         by_name[nid] = np.vstack([t, cnt])
 

@@ -1,0 +1,45 @@
+"""The marker names compile_ranges and device_reads read from scan_markers' kept rows.
+
+They used to be two more scans of the markers relation with SQL LIKE filters; the Python test that
+replaced them must keep exactly the names SQLite's LIKE kept (ASCII-only case folding, `_` as any
+one character), checked here against SQLite itself.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+from engine.metrics.host import NamedRanges
+from engine.metrics.host_work import DEVICE_READ_RANGES, compile_ranges, marker_name_read
+
+NAMES = ["compile_inner", "COMPILE kernels", "Torch-Compiled Region", "recompile", "nvrtcCompileProgram",
+         "NVRTC foo", "xnvrtc", "hiprtcLink", "run ptxas", "PTXAS", "aten::item", "ATEN::ITEM, seq = 3",
+         "aten::Xlocal_scalar_dense", "aten::_local_scalar_dense", "aten::itemx", "xaten::item", "",
+         "ÉCOMPIL", "line\ncompile", "aten::equal", "aten::allclosE", "naten::nonzero", "aten:nonzero",
+         "Compilation", "precompiled", "compiler pass", "comp il"]
+
+
+def _sqlite_like(names: list[str]) -> set[str]:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE m(name TEXT)")
+    conn.executemany("INSERT INTO m VALUES (?)", [(n,) for n in names])
+    like = ["name LIKE '%compil%'", "name LIKE 'nvrtc%'", "name LIKE 'hiprtc%'", "name LIKE '%ptxas%'",
+            *(f"name LIKE '{n}%'" for n in DEVICE_READ_RANGES)]
+    return {r[0] for r in conn.execute(f"SELECT name FROM m WHERE {' OR '.join(like)}")}
+
+
+def test_kept_names_are_the_ones_sqlite_like_kept() -> None:
+    expected = _sqlite_like(NAMES)
+    assert {"aten::Xlocal_scalar_dense", "ATEN::ITEM, seq = 3", "line\ncompile"} <= expected  # LIKE's own rules
+    assert {n for n in NAMES if marker_name_read(n)} == expected
+
+
+def test_compile_ranges_keep_compiling_names_with_a_duration() -> None:
+    names = ["compile kernels", "Torch-Compiled Region", "aten::item", "nvrtcCompileProgram"]
+    kept = NamedRanges(pid=np.array([1, 1, 2, 3, 4]), start=np.array([10, 20, 30, 40, 50]),
+                       end=np.array([15, 25, 35, 40, 58]), code=np.array([0, 1, 2, 0, 3]), names=names)
+    pid, start, end = compile_ranges(kept)
+    # "Compiled" runs compiled code; aten::item is a device read; the zero-length range has no time
+    assert pid.tolist() == [1, 4] and start.tolist() == [10, 50] and end.tolist() == [15, 58]
