@@ -1,8 +1,8 @@
-"""Build hook: copy the top-level data directories into the wheel as engine/_data/.
+"""Build hook: copy the top-level data directories into the wheel as pa/_data/.
 
 The repository layout keeps queries/, rules/, schemas/ and templates/ at the top level (fixed by the
-user); an installed pa must still find them, so the wheel carries a copy under engine/_data/.
-engine.paths looks in the source tree first and in engine/_data/ second.
+user); an installed pa must still find them, so the wheel carries a copy under pa/_data/.
+pa.paths looks in the source tree first and in pa/_data/ second.
 """
 
 import shutil
@@ -21,7 +21,7 @@ class BuildPyWithData(build_py):
         """Build the package, then copy the data directories beside it."""
         super().run()
         root = Path(__file__).parent
-        target = Path(self.build_lib) / "engine" / "_data"
+        target = Path(self.build_lib) / "pa" / "_data"
         for name in DATA_DIRS:
             src = root / name
             if src.is_dir():

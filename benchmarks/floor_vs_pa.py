@@ -36,7 +36,7 @@ def compare_with_floor(path: Path, floor: Callable[[Path], float], floor_label: 
         floor_cpu.append(time.process_time() - c0)
         c0 = _children_cpu()
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "engine.cli", "summary", "--json", str(path)],
+        subprocess.run([sys.executable, "-m", "pa.cli", "summary", "--json", str(path)],
                        check=True, stdout=subprocess.DEVNULL)
         runs.append(time.perf_counter() - t0)
         pa_cpu.append(_children_cpu() - c0)

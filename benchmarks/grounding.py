@@ -1,7 +1,7 @@
 """The grounding check against a battery of planted false numbers: python benchmarks/grounding.py.
 
 Prints the false-accept rate (target ≤ 5 %) and the true-pass rate of the unit- and kind-aware,
-scoped check (engine.llm.grounding), beside the old check (any number of the scope within 1 %,
+scoped check (pa.llm.grounding), beside the old check (any number of the scope within 1 %,
 units ignored) on the same battery, as the baseline.
 """
 
@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from grounding_battery import rates, run_battery
 
-from engine.llm.grounding import ungrounded
-from engine.llm.output import ungrounded_numbers
+from pa.llm.grounding import ungrounded
+from pa.llm.output import ungrounded_numbers
 
 
 def main() -> int:

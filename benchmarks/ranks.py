@@ -52,7 +52,7 @@ def make_rank(args: tuple[Path, int, int, int]) -> Path:
 CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from engine.ranks import cross_rank, summarize_ranks
+from pa.ranks import cross_rank, summarize_ranks
 t = time.perf_counter()
 rs = summarize_ranks([Path(sys.argv[1])], workers=int(sys.argv[2]))
 cr = cross_rank(rs)

@@ -16,11 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the
 
 from conftest import real_nsys_profile  # the one way to find ../shared/profiles
 
-from engine.llm.redact import from_summary
-from engine.llm.sql_tool import SqlSandbox
-from engine.llm.tools import ToolBox
-from engine.metrics.summarize import summarize
-from engine.rules.engine import evaluate, load_ruleset
+from pa.llm.redact import from_summary
+from pa.llm.sql_tool import SqlSandbox
+from pa.llm.tools import ToolBox
+from pa.metrics.summarize import summarize
+from pa.rules.engine import evaluate, load_ruleset
 
 DEFAULT = real_nsys_profile("nsys2026.2_h100_2proc_nvtx_slice.sqlite")
 CALLS = [("summary_table", {"table": "markers"}), ("summary_table", {"table": "kernels"}),

@@ -4,7 +4,7 @@ Prints, in one run, the best of --repeat interleaved runs of
   - the baseline `python -c "import sqlite3, numpy"`,
   - `pa --help` (target: <= 1.5x the baseline; it imports click alone),
   - `pa summary` of a ~1 MB generated Nsight Systems profile (target: <= 3x the baseline),
-each in a fresh interpreter (`python -m engine.cli`, the same code the `pa` script runs).
+each in a fresh interpreter (`python -m pa.cli`, the same code the `pa` script runs).
 Run: python benchmarks/startup.py [--repeat N] [--keep DIR]
 """
 
@@ -45,8 +45,8 @@ def main() -> int:
     py = sys.executable
     cases = {
         "baseline: python -c 'import sqlite3, numpy'": [py, "-c", "import sqlite3, numpy"],
-        "pa --help": [py, "-m", "engine.cli", "--help"],
-        f"pa summary ({size_mb:.1f} MB profile)": [py, "-m", "engine.cli", "summary", str(profile)],
+        "pa --help": [py, "-m", "pa.cli", "--help"],
+        f"pa summary ({size_mb:.1f} MB profile)": [py, "-m", "pa.cli", "summary", str(profile)],
     }
     targets = [None, 1.5, 3.0]
     best = dict.fromkeys(cases, float("inf"))

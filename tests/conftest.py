@@ -65,7 +65,7 @@ def real_report(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str
     """
     from click.testing import CliRunner
 
-    from engine.cli import main
+    from pa.cli import main
 
     folder = tmp_path_factory.mktemp("real_reports")
     done: dict[tuple[Path, str], str] = {}

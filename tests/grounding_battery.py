@@ -1,8 +1,8 @@
-"""A battery of true and planted-false numbers for the grounding check (engine.llm.grounding).
+"""A battery of true and planted-false numbers for the grounding check (pa.llm.grounding).
 
 Scopes come from real engine output: planted scenarios are written, summarised and run through
 the built-in rules; each hypothesis is one scope (its evidence values, runtime fraction and
-Amdahl bounds, as `engine.llm.output.hypothesis_facts` gives them to the checker) together with
+Amdahl bounds, as `pa.llm.output.hypothesis_facts` gives them to the checker) together with
 the run's tool results (the kernels summary table, and SQL results from the sandbox).
 
 The battery knows the kind of every number it renders from the field it took it from (listed in
@@ -35,13 +35,13 @@ from typing import Any
 from testkit import scenarios
 from testkit.nsys_writer import write_nsys
 
-from engine.llm.grounding import Fact, facts_of
-from engine.llm.output import hypothesis_facts
-from engine.llm.redact import Redactor
-from engine.llm.sql_tool import SqlSandbox
-from engine.llm.tools import ToolBox
-from engine.metrics.summarize import summarize
-from engine.rules.engine import evaluate, load_ruleset
+from pa.llm.grounding import Fact, facts_of
+from pa.llm.output import hypothesis_facts
+from pa.llm.redact import Redactor
+from pa.llm.sql_tool import SqlSandbox
+from pa.llm.tools import ToolBox
+from pa.metrics.summarize import summarize
+from pa.rules.engine import evaluate, load_ruleset
 
 SCENARIOS = ("example", "pageable_htod", "dominant_kernel", "sync_after_launch", "launch_bound",
              "copies_not_overlapped")

@@ -1,6 +1,6 @@
-"""Reference computations for tests, sharing no code with engine/ (tests/ is on sys.path).
+"""Reference computations for tests, sharing no code with pa/ (tests/ is on sys.path).
 
-The engine merges intervals with numpy (engine.metrics.intervals); tests check its numbers against
+The engine merges intervals with numpy (pa.metrics.intervals); tests check its numbers against
 this plain sweep instead.
 """
 

@@ -1,4 +1,4 @@
-"""The notebook API (`engine.summarize`, `engine.analyze`, …) gives what the CLI prints: one pipeline."""
+"""The notebook API (`pa.summarize`, `pa.analyze`, …) gives what the CLI prints: one pipeline."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import engine
-from engine.cli import main
+import pa
+from pa.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -32,24 +32,24 @@ def _without_run_facts(doc: dict) -> dict:
 def test_summarize_is_pa_summary_json(example: Path) -> None:
     cli = CliRunner().invoke(main, ["summary", str(example), "--json"])
     assert cli.exit_code == 0, cli.output
-    assert json.loads(engine.summarize(example).model_dump_json()) == json.loads(cli.output)
+    assert json.loads(pa.summarize(example).model_dump_json()) == json.loads(cli.output)
 
 
 def test_analyze_is_pa_analyze_json(example: Path) -> None:
     cli = CliRunner().invoke(main, ["analyze", str(example), "--no-llm", "-f", "json"])
     assert cli.exit_code == 0, cli.output
-    doc = engine.analyze(example)
+    doc = pa.analyze(example)
     assert _without_run_facts(doc) == _without_run_facts(json.loads(cli.output))
     assert doc["hypotheses"], "the example profile has planted behaviour: at least one finding"
     assert doc["provenance"]["llm"]["mode"] == "rules_only"
 
 
 def test_render_and_compare(example: Path) -> None:
-    md = engine.render(engine.analyze(example), "markdown")
+    md = pa.render(pa.analyze(example), "markdown")
     assert md.startswith("#")
-    same = engine.compare_captures(example, example)
+    same = pa.compare_captures(example, example)
     assert same["identical"] is True and same["key_differences"] == []
-    importlib.import_module("engine.compare")  # the subpackage of the same name does not hide the API
-    assert callable(engine.compare_captures)
+    importlib.import_module("pa.compare")  # the subpackage of the same name does not hide the API
+    assert callable(pa.compare_captures)
     with pytest.raises(AttributeError):
-        _ = engine.no_such_function  # type: ignore[attr-defined]
+        _ = pa.no_such_function  # type: ignore[attr-defined]

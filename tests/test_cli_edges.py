@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from testkit.nsys_writer import write_nsys
 from testkit.scenarios import example
 
-from engine.cli import main
+from pa.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,7 +59,7 @@ def test_redirected_summary_keeps_full_width(tmp_path):
 
     prof = tmp_path / "long.sqlite"
     write_nsys(ALL_SCENARIOS["launch_bound"](), prof)
-    proc = subprocess.run([sys.executable, "-m", "engine.cli", "summary", str(prof)], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "pa.cli", "summary", str(prof)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert max(len(line) for line in proc.stdout.splitlines()) > 80
@@ -77,7 +77,7 @@ def test_example_list_needs_no_output_path():
 def test_spinner_only_for_a_large_file_on_a_terminal(tmp_path, monkeypatch):
     import io
 
-    from engine import cli_ranks
+    from pa import cli_ranks
 
     small = tmp_path / "small.sqlite"
     small.write_bytes(b"x" * 10)

@@ -9,13 +9,13 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
-from engine.cli import COMMANDS, HIDDEN, main
+from pa.cli import COMMANDS, HIDDEN, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _modules_after(args: list[str]) -> set[str]:
-    code = ("import sys; from engine.cli import main\n"
+    code = ("import sys; from pa.cli import main\n"
             f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
             "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -24,10 +24,10 @@ def _modules_after(args: list[str]) -> set[str]:
 
 def test_help_imports_no_engine_command_and_no_heavy_library():
     loaded = _modules_after(["--help"])
-    assert "click" in loaded and "engine.cli" in loaded
+    assert "click" in loaded and "pa.cli" in loaded
     heavy = {"numpy", "pydantic", "jinja2", "rich", "yaml", "jsonschema", "sqlite3"}
     assert not heavy & loaded, heavy & loaded
-    assert not {m for m in loaded if m.startswith("engine.") and m not in ("engine.cli", "engine.version")}
+    assert not {m for m in loaded if m.startswith("pa.") and m not in ("pa.cli", "pa.version")}
 
 
 def test_summary_of_one_file_does_not_import_the_rank_statistics_or_the_rules(tmp_path):
@@ -37,9 +37,9 @@ def test_summary_of_one_file_does_not_import_the_rank_statistics_or_the_rules(tm
     prof = tmp_path / "one.sqlite"
     write_nsys(example(), prof)
     loaded = _modules_after(["summary", str(prof)])
-    assert "engine.metrics.summarize" in loaded     # it did run
-    assert not {"engine.ranks.cross", "engine.ranks.run", "engine.rules.engine", "engine.llm.stage",
-                "engine.report.assemble", "jsonschema"} & loaded
+    assert "pa.metrics.summarize" in loaded     # it did run
+    assert not {"pa.ranks.cross", "pa.ranks.run", "pa.rules.engine", "pa.llm.stage",
+                "pa.report.assemble", "jsonschema"} & loaded
 
 
 def test_listed_help_matches_each_command():

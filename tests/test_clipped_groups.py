@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.metrics.phases.segment import by_group, clipped_time
+from pa.metrics.phases.segment import by_group, clipped_time
 
 
 def _brute(starts: np.ndarray, ends: np.ndarray, edges: np.ndarray) -> list[int]:

@@ -1,4 +1,4 @@
-"""NCCL/RCCL kernels are communication (engine/metrics/communication.py): hand counts from the
+"""NCCL/RCCL kernels are communication (pa/metrics/communication.py): hand counts from the
 planted events, and the compute rules never pick a communication kernel."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from testkit import scenarios
 from testkit.nsys_writer import write_nsys
 from testkit.scenario import Kernel
 
-from engine.metrics.summarize import summarize
-from engine.rules.engine import evaluate, load_ruleset
+from pa.metrics.summarize import summarize
+from pa.rules.engine import evaluate, load_ruleset
 
 
 def _is_comm(k: Kernel) -> bool:

@@ -9,12 +9,12 @@ import pytest
 from click.testing import CliRunner
 from testkit.phased import MS, phased, write
 
-from engine.cli import main
-from engine.compare import compare
-from engine.compare.diff import significant
-from engine.metrics.model import ProfileSummary
-from engine.metrics.summarize import summarize
-from engine.rules.hypothesis import Hypothesis
+from pa.cli import main
+from pa.compare import compare
+from pa.compare.diff import significant
+from pa.metrics.model import ProfileSummary
+from pa.metrics.summarize import summarize
+from pa.rules.hypothesis import Hypothesis
 
 A = {"gemm_tn_kernel": 1.0}
 B = {"stencil3d_kernel": 0.7, "reduce_sum_kernel": 0.3}
@@ -109,7 +109,7 @@ def test_hypothesis_changes(pair: tuple) -> None:
     spec = _hyp("spec", 0).model_copy(update={"runtime_fraction_pct": None})
     c = compare(b, a, before_hypotheses=[], after_hypotheses=[spec])
     assert "Finding spec (spec) appeared in AFTER." in c.narrative
-    from engine.compare.render import render_text
+    from pa.compare.render import render_text
 
     lines = render_text(compare(b, a, before_hypotheses=[_hyp("gone", 10), _hyp("same", 5)],
                                 after_hypotheses=[_hyp("same", 5), spec])).splitlines()
@@ -146,9 +146,9 @@ FORMATS = ["text", "markdown", "html", "json"]
 
 
 def test_committed_compare_schema_matches_the_model() -> None:
-    from engine.compare.schema import build_compare_schema
-    from engine.paths import data_dir
-    from engine.report.schema import dump_schema
+    from pa.compare.schema import build_compare_schema
+    from pa.paths import data_dir
+    from pa.report.schema import dump_schema
 
     committed = (data_dir("schemas") / "compare.schema.json").read_text(encoding="utf-8")
     assert committed == dump_schema(build_compare_schema()), \
@@ -158,7 +158,7 @@ def test_committed_compare_schema_matches_the_model() -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_cli_compare_every_format_planted_change_first_nothing_below_noise(pair: tuple, fmt: str,
                                                                            tmp_path: Path) -> None:
-    from engine.compare.schema import compare_schema_errors
+    from pa.compare.schema import compare_schema_errors
 
     pb, pa, _, _ = pair
     out = tmp_path / "cmp"
@@ -190,15 +190,15 @@ def test_cli_compare_every_format_planted_change_first_nothing_below_noise(pair:
 
 
 def test_ungrounded_numbers() -> None:
-    from engine.llm.compare import ungrounded
+    from pa.llm.compare import ungrounded
 
     doc = {"span": {"before": 400_000_000, "after": 330_000_000, "delta_pct": -17.5}}
     assert ungrounded("The span fell from 400 ms to 330 ms (-17.5 %), i.e. 70 ms.", doc) == ["70"]
 
 
 def test_llm_explanation_is_checked_and_rendered(pair: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.llm.compare as llm_compare
-    from engine.llm.model import LlmExplanation
+    import pa.llm.compare as llm_compare
+    from pa.llm.model import LlmExplanation
 
     pb, pa, _, _ = pair
     calls: list[dict] = []

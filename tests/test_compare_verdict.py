@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 from testkit.phased import MS, phased, write
 
-from engine.cli import main
-from engine.compare import compare
-from engine.compare.changes import pct_change
-from engine.metrics.model import ProfileSummary
-from engine.metrics.summarize import summarize
+from pa.cli import main
+from pa.compare import compare
+from pa.compare.changes import pct_change
+from pa.metrics.model import ProfileSummary
+from pa.metrics.summarize import summarize
 
 MIX = {"step_kernel": 0.7, "update_kernel": 0.3}
 
@@ -120,7 +120,7 @@ def test_per_gpu_rows_and_different_gpus_warning(caps: dict[str, Path]) -> None:
     assert "2× A100 (cc 8.0, 108 SMs)" in gpu_warning and "2× H100 (cc 8.0, 132 SMs)" in gpu_warning
     same = compare(b, _with_devices(summarize(caps["faster"]), ["A100", "A100"], [108, 108]))
     assert not any("different GPUs" in w for w in same.warnings)
-    from engine.compare.render import render_text
+    from pa.compare.render import render_text
 
     text = render_text(c)
     assert "Per GPU:" in text and "GPU 1 A100" in text

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 from testkit.nsys_writer import write_nsys
 from testkit.scenarios import example
 
-from engine.cli import main
-from engine.config import SETTINGS, default_map, load_config, parse_config
-from engine.errors import UserError
+from pa.cli import main
+from pa.config import SETTINGS, default_map, load_config, parse_config
+from pa.errors import UserError
 
 
 @pytest.fixture(scope="module")

@@ -44,7 +44,7 @@ def test_no_finding_rests_on_a_skipped_relation(corpus_dir: Path) -> None:
 
     from click.testing import CliRunner
 
-    from engine.cli import main
+    from pa.cli import main
 
     profile = corpus_dir / "stringids_dropped" / "p.sqlite"
     r = CliRunner().invoke(main, ["analyze", "--no-llm", "-f", "json", str(profile)])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from engine.cli import main
+from pa.cli import main
 
 
 def _write(tmp_path: Path) -> Path:

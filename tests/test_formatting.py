@@ -1,11 +1,11 @@
-"""One number-formatting family (engine/formatting.py), by hand, and the three layers that use it."""
+"""One number-formatting family (pa/formatting.py), by hand, and the three layers that use it."""
 
 from __future__ import annotations
 
-from engine import formatting as f
-from engine.report.render import fmt_bytes as report_bytes
-from engine.rules.templates import FILTERS
-from engine.summary_render import fmt_bytes as summary_bytes
+from pa import formatting as f
+from pa.report.render import fmt_bytes as report_bytes
+from pa.rules.templates import FILTERS
+from pa.summary_render import fmt_bytes as summary_bytes
 
 
 def test_durations_pick_the_unit_after_rounding() -> None:

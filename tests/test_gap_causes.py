@@ -1,4 +1,4 @@
-"""Gap causes and recoverable time (engine/metrics/gaps.py): hand-built cases and real profiles.
+"""Gap causes and recoverable time (pa/metrics/gaps.py): hand-built cases and real profiles.
 
 The hand-built cases pin each ownership rule on intervals small enough to count by hand. On the real
 exports, a reference written here in plain Python over raw SQL rows (per gap, one call at a time; no
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from reference import reference_union
 
-from engine.metrics import intervals as iv
-from engine.metrics.gaps import HostSets, classify_gaps
-from engine.metrics.summarize import summarize
+from pa.metrics import intervals as iv
+from pa.metrics.gaps import HostSets, classify_gaps
+from pa.metrics.summarize import summarize
 
 Z = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
@@ -33,7 +33,7 @@ def host(**sets: iv.Merged) -> HostSets:
 
 
 def owners(table) -> list[str]:
-    from engine.metrics.gaps import GAP_CAUSES
+    from pa.metrics.gaps import GAP_CAUSES
 
     return [GAP_CAUSES[int(c)] for c in table.owner]
 

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from conftest import NSYS_PROFILES, missing_reason, real_nsys_profiles
 
-from engine.rules.engine import load_ruleset
+from pa.rules.engine import load_ruleset
 
 GOLDEN = Path(__file__).parent / "golden"
 VERDICTS = sorted(GOLDEN.glob("*.yaml"))

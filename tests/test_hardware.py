@@ -1,4 +1,4 @@
-"""Hardware facts (engine/metrics/hardware.py over hardware.yaml): host links and spec-sheet bandwidths.
+"""Hardware facts (pa/metrics/hardware.py over hardware.yaml): host links and spec-sheet bandwidths.
 
 Expected values are written here by hand from the sources the data file names (PCI-SIG lane rates,
 NVIDIA's GH200 sheet, AMD's Instinct sheets), not read back from the file.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.metrics.hardware import hardware_facts, host_link, spec_memory_bandwidth
+from pa.metrics.hardware import hardware_facts, host_link, spec_memory_bandwidth
 
 GEN = "assumed from GPU generation"
 
@@ -45,6 +45,6 @@ def test_every_rule_names_a_known_link_and_every_link_a_source() -> None:
     assert all(r.link is None or r.link in facts.links for r in facts.rules)
     import yaml
 
-    from engine.metrics.hardware import HARDWARE_FILE
+    from pa.metrics.hardware import HARDWARE_FILE
     raw = yaml.safe_load(HARDWARE_FILE.read_text())
     assert all(v.get("source") for v in raw["links"].values())

@@ -13,13 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from engine import sandbox
-from engine.controls import escape_controls, escape_json_controls
-from engine.errors import UserError, one_line_errors
-from engine.profile.canonical import DOMAINS, MAX_DURATION_NS, MAX_TIMESTAMP_NS
-from engine.profile.domain import DomainLog, count_sql, domain_sql
-from engine.profile.open import _journal_is_hot, _wal_has_commit, query_timeout_s
-from engine.report.render import md_cell, md_code
+from pa import sandbox
+from pa.controls import escape_controls, escape_json_controls
+from pa.errors import UserError, one_line_errors
+from pa.profile.canonical import DOMAINS, MAX_DURATION_NS, MAX_TIMESTAMP_NS
+from pa.profile.domain import DomainLog, count_sql, domain_sql
+from pa.profile.open import _journal_is_hot, _wal_has_commit, query_timeout_s
+from pa.report.render import md_cell, md_code
 
 # ---- domains --------------------------------------------------------------------------------------
 
@@ -246,10 +246,10 @@ def test_domain_checks_force_no_join_the_reader_does_not_need(tmp_path):
     from testkit import scenarios
     from testkit.rocpd_writer import write_rocpd
 
-    from engine.profile.detect import detect
-    from engine.profile.open import open_readonly
-    from engine.profile.queryset import resolve
-    from engine.profile.relations import VALID, Relations
+    from pa.profile.detect import detect
+    from pa.profile.open import open_readonly
+    from pa.profile.queryset import resolve
+    from pa.profile.relations import VALID, Relations
 
     p = tmp_path / "r.db"
     write_rocpd(scenarios.launch_bound(), p)

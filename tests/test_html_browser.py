@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_report_fixtures import make_report
 
-from engine.report.render import render
-from engine.report.schema import validate_report
+from pa.report.render import render
+from pa.report.schema import validate_report
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -64,11 +64,11 @@ def test_html_report_renders_in_chromium(tmp_path: Path) -> None:
 def test_compare_html_renders_in_chromium(tmp_path: Path) -> None:
     from testkit.phased import MS, phased, write
 
-    from engine.compare import compare
-    from engine.compare.render import render_comparison
-    from engine.compare.schema import validate_comparison
-    from engine.llm.model import LlmExplanation
-    from engine.metrics.summarize import summarize
+    from pa.compare import compare
+    from pa.compare.render import render_comparison
+    from pa.compare.schema import validate_comparison
+    from pa.llm.model import LlmExplanation
+    from pa.metrics.summarize import summarize
 
     a, b, c = {"gemm_tn_kernel": 1.0}, {"stencil3d_kernel": 0.7, "reduce_sum_kernel": 0.3}, {"axpy_kernel": 1.0}
     sb, _ = phased([(150 * MS, a, 0.9), (130 * MS, b, 0.9), (120 * MS, c, 0.9)], seed=0)

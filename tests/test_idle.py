@@ -1,4 +1,4 @@
-"""The one definition of GPU idle time (engine/metrics/idle.py), checked by hand and where it is used."""
+"""The one definition of GPU idle time (pa/metrics/idle.py), checked by hand and where it is used."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 from conftest import needs_real_profile, real_nsys_profile
 
-from engine.metrics.idle import idle_ns, run_idle_ns
-from engine.metrics.summarize import summarize
+from pa.metrics.idle import idle_ns, run_idle_ns
+from pa.metrics.summarize import summarize
 
 
 def test_idle_by_hand() -> None:

@@ -1,7 +1,7 @@
 """Every engine module imports on its own, with no other engine module loaded before it.
 
 The CLI imports modules in one fixed order, which hides import cycles: `import
-engine.metrics.summarize` alone once failed with a circular ImportError (phases/__init__ pulled in
+pa.metrics.summarize` alone once failed with a circular ImportError (phases/__init__ pulled in
 the metrics it is itself imported by). Each module is imported in a process of its own that has
 loaded no engine module.
 
@@ -32,7 +32,7 @@ for dep in json.loads(sys.argv[2]):
         importlib.import_module(dep)
     except Exception:
         pass  # an optional client missing here fails the engine module that needs it, as it should
-assert not [m for m in sys.modules if m == "engine" or m.startswith("engine.")], "engine loaded too early"
+assert not [m for m in sys.modules if m == "pa" or m.startswith("pa.")], "engine loaded too early"
 failures, running = {}, {}
 
 
@@ -69,7 +69,7 @@ print(json.dumps(failures))
 
 def _modules() -> list[str]:
     out = []
-    for p in sorted((ROOT / "engine").rglob("*.py")):
+    for p in sorted((ROOT / "pa").rglob("*.py")):
         parts = p.relative_to(ROOT).with_suffix("").parts
         if parts[-1] == "__main__":
             continue
@@ -92,13 +92,13 @@ def _failures(modules: list[str], preload: list[str] = THIRD_PARTY) -> dict[str,
 @pytest.mark.slow  # a process per engine module
 def test_each_module_imports_alone():
     modules = _modules()
-    assert "engine.metrics.summarize" in modules and len(modules) > 40
+    assert "pa.metrics.summarize" in modules and len(modules) > 40
     failures = _failures(modules)
     assert not failures, failures
 
 
 def test_a_module_that_cannot_import_is_reported():
     """The check can fail: a module that does not import is named with its error, the others are not."""
-    failures = _failures(["engine.no_such_module", "engine.errors"], preload=[])
-    assert list(failures) == ["engine.no_such_module"]
-    assert "ModuleNotFoundError" in failures["engine.no_such_module"]
+    failures = _failures(["pa.no_such_module", "pa.errors"], preload=[])
+    assert list(failures) == ["pa.no_such_module"]
+    assert "ModuleNotFoundError" in failures["pa.no_such_module"]

@@ -15,7 +15,7 @@ from testkit.nsys_writer import write_nsys
 from testkit.rocpd_writer import write_rocpd
 from testkit.scenario import ApiCall, Device, Kernel, Process, Scenario
 
-from engine.metrics.summarize import summarize
+from pa.metrics.summarize import summarize
 
 A = dict(grid=(128, 1, 1), block=(256, 1, 1), registers_per_thread=32)
 B = dict(grid=(64, 2, 1), block=(128, 2, 1), registers_per_thread=40, static_shared_bytes=4096)

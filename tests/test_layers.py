@@ -1,9 +1,9 @@
 """The import contract: data flows one way through pa's layers (docs/architecture.md).
 
-Every `import engine.X` / `from engine.X import …` in every module, including the lazy imports
+Every `import pa.X` / `from pa.X import …` in every module, including the lazy imports
 inside functions, is read from the source with `ast` (nothing is imported), and each must point to
 its own layer or a lower one; an import of a higher layer fails here with the offending line. The
-top-level units (a package, or a module directly under engine/) must also import each other
+top-level units (a package, or a module directly under pa/) must also import each other
 without a cycle, inside a layer too (e.g. the base modules, the CLI modules).
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ENGINE = Path(__file__).resolve().parent.parent / "engine"
+ENGINE = Path(__file__).resolve().parent.parent / "pa"
 
 # Lowest first. A module may import its own package and any package of a lower layer.
 LAYERS: list[tuple[str, set[str]]] = [
@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, set[str]]] = [
 # The test world (planted scenarios, vendors' writers: tests/testkit) is never imported by the product.
 TEST_WORLD = {"synth", "testkit", "accuracy"}
 TEST_PACKAGES = {"tests", "testkit", "conftest", "reference", "fakes", "llm_world"}
-# `engine.llm.cli_options` holds click option declarations for the CLI; it imports click only.
+# `pa.llm.cli_options` holds click option declarations for the CLI; it imports click only.
 CLI_MODULES_INSIDE_PACKAGES = {"llm/cli_options.py"}
 
 
@@ -42,11 +42,11 @@ def _layer_of(package: str) -> int:
     for i, (_name, members) in enumerate(LAYERS):
         if package in members:
             return i
-    raise AssertionError(f"engine.{package} is in no layer: add it to LAYERS and docs/architecture.md")
+    raise AssertionError(f"pa.{package} is in no layer: add it to LAYERS and docs/architecture.md")
 
 
 def _package(rel: Path) -> str:
-    """engine/metrics/gaps.py → metrics; engine/cli.py → cli."""
+    """pa/metrics/gaps.py → metrics; pa/cli.py → cli."""
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 
@@ -54,12 +54,12 @@ def _engine_imports(tree: ast.AST) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "engine"]
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "pa"]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "engine":
-                found += [(node.lineno, f"engine.{a.name}" if _is_module(a.name) else "engine")
+            if node.module == "pa":
+                found += [(node.lineno, f"pa.{a.name}" if _is_module(a.name) else "pa")
                           for a in node.names]
-            elif node.module.startswith("engine."):
+            elif node.module.startswith("pa."):
                 found.append((node.lineno, node.module))
     return found
 
@@ -159,7 +159,7 @@ def test_the_cycle_finder_finds_one() -> None:
 
 def test_the_contract_catches_an_upward_import() -> None:
     """The checker itself: an upward import and a test-world import are both reported."""
-    tree = ast.parse("from engine.report.render import render\nimport engine.synth.scenarios\n")
+    tree = ast.parse("from pa.report.render import render\nimport pa.synth.scenarios\n")
     imports = _engine_imports(tree)
-    assert imports == [(1, "engine.report.render"), (2, "engine.synth.scenarios")]
+    assert imports == [(1, "pa.report.render"), (2, "pa.synth.scenarios")]
     assert _layer_of("metrics") < _layer_of("report")

@@ -17,7 +17,7 @@ from fakes.llm_server import (  # tests/ is on sys.path
 )
 from testkit.phased import MS, phased, write
 
-from engine.cli import main
+from pa.cli import main
 
 A = {"gemm_tn_kernel": 1.0}
 B = {"stencil3d_kernel": 0.7, "reduce_sum_kernel": 0.3}

@@ -16,8 +16,8 @@ from fakes.llm_server import FakeLlmServer, anthropic_answer, gemini_answer, ope
 from testkit import scenarios
 from testkit.nsys_writer import write_nsys
 
-from engine.cli import main
-from engine.rules.hypothesis import amdahl_bounds
+from pa.cli import main
+from pa.rules.hypothesis import amdahl_bounds
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_ranking_comes_from_the_model_and_numbers_from_the_engine(profile: Path,
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
 def test_refined_parts_moves_and_tokens_are_shown_in_every_format(profile: Path, provider: str,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.report.render import render
+    from pa.report.render import render
 
     base = _rules_only(profile)
     ids = [h["id"] for h in base["hypotheses"]]

@@ -1,4 +1,4 @@
-"""The grounding check (engine.llm.grounding) and the engine's re-checks of an answer (engine.llm.output)."""
+"""The grounding check (pa.llm.grounding) and the engine's re-checks of an answer (pa.llm.output)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from grounding_battery import rates, run_battery
 
-from engine.llm.grounding import claims_in, facts_for, facts_of, ungrounded, value_grounded
-from engine.llm.output import LlmAnswer, Scope, apply_answer, basis_ns, hypothesis_facts
-from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
+from pa.llm.grounding import claims_in, facts_for, facts_of, ungrounded, value_grounded
+from pa.llm.output import LlmAnswer, Scope, apply_answer, basis_ns, hypothesis_facts
+from pa.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +196,7 @@ def test_claims_per_bucket_stay_within_the_span() -> None:
 
 
 def test_fraction_basis_kinds(tmp_path: Path) -> None:
-    from engine.llm.output import FractionBasis
+    from pa.llm.output import FractionBasis
 
     # recoverable time only: what overlap, pinning or a gap cause's fix wins back, per device
     assert basis_ns(FractionBasis(name="copy_overlap"), _summary())[0] == 50_000_000   # min(80, 50) ms

@@ -19,11 +19,11 @@ from click.testing import CliRunner
 from fakes.llm_server import FakeLlmServer, openai_answer, openai_text, redirect
 from llm_world import PROVIDERS, answer, script, write_hostile
 
-from engine.errors import UserError
-from engine.llm.model import LlmFailure, LlmOptions
-from engine.llm.providers import DEFAULT_HOSTS, ENABLE_HINT, LlmSettings, NoProvider, Target, resolve
-from engine.llm.stage import llm_stage
-from engine.llm.transport import Deadline, Guard, RequestRefused, http_client
+from pa.errors import UserError
+from pa.llm.model import LlmFailure, LlmOptions
+from pa.llm.providers import DEFAULT_HOSTS, ENABLE_HINT, LlmSettings, NoProvider, Target, resolve
+from pa.llm.stage import llm_stage
+from pa.llm.transport import Deadline, Guard, RequestRefused, http_client
 
 KEYS = {"ANTHROPIC_API_KEY": "sk-ant-key-anthropic-000000000000", "OPENAI_API_KEY": "sk-key-openai-1111111111111111",
         "GOOGLE_API_KEY": "AIzaKeyGoogle22222222222222222222222222"}
@@ -42,14 +42,14 @@ def profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def summary(profile: Path) -> Any:
-    from engine.metrics.summarize import summarize
+    from pa.metrics.summarize import summarize
 
     return summarize(profile)
 
 
 @pytest.fixture(scope="module")
 def rules(summary: Any) -> Any:
-    from engine.rules.engine import evaluate, load_ruleset
+    from pa.rules.engine import evaluate, load_ruleset
 
     return evaluate(summary, load_ruleset())
 
@@ -221,7 +221,7 @@ def test_request_size_ceiling_and_deadline_are_enforced_by_the_transport() -> No
 
 
 def test_cli_base_url_without_model_exits_2_and_sends_nothing(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.cli import main
+    from pa.cli import main
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEYS["ANTHROPIC_API_KEY"])
     with FakeLlmServer([]) as srv:
@@ -230,7 +230,7 @@ def test_cli_base_url_without_model_exits_2_and_sends_nothing(profile: Path, mon
 
 
 def test_cli_require_llm_exits_2_when_no_provider_can_be_used(profile: Path) -> None:
-    from engine.cli import main
+    from pa.cli import main
 
     res = CliRunner().invoke(main, ["analyze", str(profile), "-f", "json", "--require-llm"])
     assert res.exit_code == 2 and "--require-llm" in res.output and "Traceback" not in res.output

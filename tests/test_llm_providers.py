@@ -32,17 +32,17 @@ from fakes.llm_server import (
     openai_text,
 )
 
-from engine.errors import UserError
-from engine.llm.context import WRAP_UP, system_prompt
-from engine.llm.model import LlmFailure, LlmOptions
-from engine.llm.pricing import estimate_run, load_prices, price_for
-from engine.llm.providers import LlmSettings, NoProvider, Target, resolve, resolve_target
-from engine.llm.redact import Redactor, from_summary
-from engine.llm.sql_tool import SqlSandbox
-from engine.llm.stage import llm_stage
-from engine.llm.tools import STATUS_MEANING, TOOL_NAMES, ToolBox
-from engine.rules.evaluate import RuleOutcome, RuleResult
-from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
+from pa.errors import UserError
+from pa.llm.context import WRAP_UP, system_prompt
+from pa.llm.model import LlmFailure, LlmOptions
+from pa.llm.pricing import estimate_run, load_prices, price_for
+from pa.llm.providers import LlmSettings, NoProvider, Target, resolve, resolve_target
+from pa.llm.redact import Redactor, from_summary
+from pa.llm.sql_tool import SqlSandbox
+from pa.llm.stage import llm_stage
+from pa.llm.tools import STATUS_MEANING, TOOL_NAMES, ToolBox
+from pa.rules.evaluate import RuleOutcome, RuleResult
+from pa.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
 
 DLPROF = real_nsys_profile("nsys2022.1_dlprof_2streams.sqlite")
 pytestmark = needs_real_profile(DLPROF)
@@ -361,7 +361,7 @@ def test_claude_cli_fallback_single_shot(summary: Any, rules: RuleResult, tmp_pa
 
 def test_claude_cli_explicit_model_and_anthropic_without_key(tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.llm.claude_cli import cli_argv
+    from pa.llm.claude_cli import cli_argv
 
     _fake_claude(tmp_path, monkeypatch, "ok")
     # anthropic:MODEL without a key names the missing key; it does not fall back to the CLI silently
@@ -394,7 +394,7 @@ def test_claude_cli_failures_fall_back_to_rules_only(summary: Any, rules: RuleRe
 
 def test_pa_analyze_with_garbage_from_claude_cli_reports_the_reason(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.cli import main
+    from pa.cli import main
 
     _fake_claude(tmp_path, monkeypatch, "garbage")
     res = CliRunner().invoke(main, ["analyze", str(DLPROF), "-f", "json", "--model", "claude-cli"])
@@ -409,8 +409,8 @@ def test_pa_analyze_with_garbage_from_claude_cli_reports_the_reason(tmp_path: Pa
 
 
 def test_report_carries_narrative_and_post_check_warnings(tmp_path: Path) -> None:
-    from engine.cli import main
-    from engine.report.render import render
+    from pa.cli import main
+    from pa.report.render import render
 
     answer = _answer(["H99"], narrative="Most of the 123456789 ns go to one kernel.",
                      refinements=[{"id": "H77", "description": "x", "reason": "r"}])
@@ -435,7 +435,7 @@ def test_report_carries_narrative_and_post_check_warnings(tmp_path: Path) -> Non
 
 
 def test_report_lists_a_provider_failure_under_warnings(tmp_path: Path) -> None:
-    from engine.cli import main
+    from pa.cli import main
 
     with FakeLlmServer([error(500), error(500), error(500), error(500)]) as srv:
         res = CliRunner().invoke(main, ["analyze", str(DLPROF), "-f", "json", "--model", "openai:local",

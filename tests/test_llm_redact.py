@@ -4,7 +4,7 @@ The profile is the hostile synthetic one of tests/llm_world.py: every string in 
 token "q7z". The model's script calls every tool (every summary table, the scoped analyses, the
 schema of every view, SQL over every view with string functions and a CAST that used to leak
 strings in an error message); the test then enumerates every text column of every canonical
-relation (what pa reads, through engine.profile.relations) and checks that none of their values
+relation (what pa reads, through pa.profile.relations) and checks that none of their values
 is in any recorded request body, only placeholders are, and that the secrets of the environment
 never are, with or without --redact.
 """
@@ -21,9 +21,9 @@ from fakes.llm_server import FakeLlmServer
 from llm_world import HOME, PROVIDERS, SECRET, TOKEN, answer, provider_options, script, write_hostile
 from testkit.scenarios import example
 
-from engine.llm.model import LlmOptions
-from engine.llm.stage import llm_stage
-from engine.profile.canonical import (
+from pa.llm.model import LlmOptions
+from pa.llm.stage import llm_stage
+from pa.profile.canonical import (
     ALLOCATION_KINDS,
     ALLOCATION_LEVELS,
     API_KINDS,
@@ -36,8 +36,8 @@ from engine.profile.canonical import (
     RELATIONS,
     SYNC_TYPES,
 )
-from engine.rules.evaluate import RuleResult
-from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis
+from pa.rules.evaluate import RuleResult
+from pa.rules.hypothesis import Evidence, EvidenceValue, Hypothesis
 
 # What may be sent under --redact because it is no user data (defined here, independently of pa):
 _ENUMS = {*DIRECTIONS, *MEMORY_KINDS, *SYNC_TYPES, *API_KINDS, *MARKER_KINDS, *MPI_KINDS, *KERNEL_CLASSES,
@@ -53,7 +53,7 @@ def profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def summary(profile: Path) -> Any:
-    from engine.metrics.summarize import summarize
+    from pa.metrics.summarize import summarize
 
     return summarize(profile)
 
@@ -78,10 +78,10 @@ def rules(summary: Any) -> RuleResult:
 
 def read_strings(profile: Path) -> dict[str, set[str]]:
     """Every distinct value of every text column of every canonical relation, as pa reads them."""
-    from engine.profile.detect import detect
-    from engine.profile.open import open_readonly
-    from engine.profile.queryset import resolve
-    from engine.profile.relations import Relations
+    from pa.profile.detect import detect
+    from pa.profile.open import open_readonly
+    from pa.profile.queryset import resolve
+    from pa.profile.relations import Relations
 
     conn = open_readonly(profile)
     try:
@@ -100,7 +100,7 @@ def read_strings(profile: Path) -> dict[str, set[str]]:
 
 
 def _every_tool(views: list[str]) -> list[list[tuple[str, str, dict[str, Any]]]]:
-    from engine.llm.sql_tool import SqlSandbox  # noqa: F401  (the views the model sees)
+    from pa.llm.sql_tool import SqlSandbox  # noqa: F401  (the views the model sees)
 
     tables = ["kernels", "gaps", "copies", "syncs", "streams", "markers", "mpi", "phases", "ranks"]
     turn1 = [(f"s{i}", "summary_table", {"table": t}) for i, t in enumerate(tables)]
@@ -127,7 +127,7 @@ def test_no_string_pa_reads_reaches_a_request_body(provider: str, profile: Path,
                                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
-    from engine.llm.sql_tool import SqlSandbox
+    from pa.llm.sql_tool import SqlSandbox
 
     with SqlSandbox(profile) as sb:
         views = sorted([*sb.views, *sb.engine_tables])
@@ -187,8 +187,8 @@ def test_secrets_never_leave_even_without_redact(provider: str, profile: Path, s
 def test_string_functions_see_only_placeholders(profile: Path, summary: Any, view: str, column: str,
                                                 kind: str) -> None:
     """No side channel through numbers: unicode(), length(), hex(), instr() see the placeholder, never the name."""
-    from engine.llm.redact import from_summary
-    from engine.llm.sql_tool import SqlSandbox
+    from pa.llm.redact import from_summary
+    from pa.llm.sql_tool import SqlSandbox
 
     with SqlSandbox(profile, redactor=from_summary(summary, True)) as sb:
         res = sb.query(f"SELECT DISTINCT {column}, unicode(substr({column}, 1, 1)) AS first_code, "
@@ -204,7 +204,7 @@ def test_redaction_is_fast_with_many_distinct_names(tmp_path: Path) -> None:
     """Tens of thousands of distinct NVTX names (as real PyTorch exports have) cost no regex recompiles."""
     import time
 
-    from engine.llm.redact import Redactor
+    from pa.llm.redact import Redactor
 
     red = Redactor()
     names = [f"aten::is_nonzero, op_id = {i}" for i in range(20_000)]

@@ -29,8 +29,8 @@ from fakes.llm_server import (
 )
 from llm_world import LONG_NAME, PROVIDERS, answer, provider_options, script, write_hostile
 
-from engine.llm.model import LlmFailure, LlmOptions
-from engine.llm.stage import llm_stage
+from pa.llm.model import LlmFailure, LlmOptions
+from pa.llm.stage import llm_stage
 
 
 @pytest.fixture(autouse=True)
@@ -46,14 +46,14 @@ def profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def summary(profile: Path) -> Any:
-    from engine.metrics.summarize import summarize
+    from pa.metrics.summarize import summarize
 
     return summarize(profile)
 
 
 @pytest.fixture(scope="module")
 def rules(summary: Any) -> Any:
-    from engine.rules.engine import evaluate, load_ruleset
+    from pa.rules.engine import evaluate, load_ruleset
 
     return evaluate(summary, load_ruleset())
 
@@ -75,7 +75,7 @@ def test_a_hung_server_costs_the_deadline_not_timeout_times_retries(provider: st
     import google.genai  # noqa: F401  (imports are not the stage's time)
     import instructor  # noqa: F401
 
-    import engine.llm.agent  # noqa: F401
+    import pa.llm.agent  # noqa: F401
 
     hung = [Reply({}, 200, delay_s=6.0)] * 4
     with FakeLlmServer(hung) as srv:
@@ -88,7 +88,7 @@ def test_a_hung_server_costs_the_deadline_not_timeout_times_retries(provider: st
 
 
 def test_cli_deadline_gives_the_rules_only_report_with_one_warning_line(profile: Path) -> None:
-    from engine.cli import main
+    from pa.cli import main
 
     with FakeLlmServer([Reply({}, 200, delay_s=6.0)] * 4) as srv:
         res = CliRunner().invoke(main, ["analyze", str(profile), "-f", "json", "--model", "openai:m", "--base-url",
@@ -105,7 +105,7 @@ def test_failure_after_retries_is_one_warning_line_and_keeps_the_tokens_spent(pr
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     import logging
 
-    from engine.cli import main
+    from pa.cli import main
 
     # as in a real run: no handler on the root logger (pytest installs its own), so Python's last-resort
     # handler would print a library's warnings and errors on stderr
@@ -229,9 +229,9 @@ def test_request_token_ceiling_refuses_the_first_request_and_a_grown_one(summary
 
 
 def test_cost_in_provenance_uses_the_price_and_the_cache_discount() -> None:
-    from engine.llm.agent import Usage
-    from engine.llm.providers import LlmSettings, Target
-    from engine.llm.stage import _provenance
+    from pa.llm.agent import Usage
+    from pa.llm.providers import LlmSettings, Target
+    from pa.llm.stage import _provenance
 
     t = Target("anthropic", "claude-sonnet-4-5", "k" * 20, None, key_from="ANTHROPIC_API_KEY")
     usage = Usage(turns=2, tool_calls=1, input_tokens=10_000, output_tokens=1_000, cached_input_tokens=4_000)
@@ -298,7 +298,7 @@ def test_every_provider_round_trip_records_usage(provider: str, summary: Any, ru
 
 
 def test_raw_tables_and_redact_do_not_mix(profile: Path) -> None:
-    from engine.cli import main
+    from pa.cli import main
 
     res = CliRunner().invoke(main, ["analyze", str(profile), "-f", "json", "--model", "m", "--base-url",
                                     "http://127.0.0.1:9/v1", "--redact", "--sql-raw-tables"])

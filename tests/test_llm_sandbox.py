@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from llm_world import INJECTION_KERNEL, LONG_NAME, SECRET, write_hostile
 
-from engine.llm.context import TOKEN_BUDGET, build_context, estimate_tokens, system_prompt, user_prompt
-from engine.llm.redact import Redactor, from_summary
-from engine.llm.sql_tool import SqlLimits, SqlSandbox, nudge_literals
-from engine.llm.tools import TOOL_SPECS
+from pa.llm.context import TOKEN_BUDGET, build_context, estimate_tokens, system_prompt, user_prompt
+from pa.llm.redact import Redactor, from_summary
+from pa.llm.sql_tool import SqlLimits, SqlSandbox, nudge_literals
+from pa.llm.tools import TOOL_SPECS
 
 
 @pytest.fixture(scope="module")
@@ -24,14 +24,14 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def summary(db: Path) -> Any:
-    from engine.metrics.summarize import summarize
+    from pa.metrics.summarize import summarize
 
     return summarize(db)
 
 
 @pytest.fixture()
 def tables(summary: Any) -> Any:
-    from engine.llm.stage import engine_tables
+    from pa.llm.stage import engine_tables
 
     return engine_tables(summary, Redactor(False))
 
@@ -192,7 +192,7 @@ def test_redactor_is_stable_and_reversible() -> None:
 
 
 def test_context_escapes_delimiters_and_caps_strings(summary: Any) -> None:
-    from engine.rules.evaluate import RuleResult
+    from pa.rules.evaluate import RuleResult
 
     empty = RuleResult(hypotheses=[], skipped=[], packs=[], outcomes=[], metrics={}, buckets={})
     text = user_prompt(build_context(summary, empty), Redactor(False), max_chars=200)
@@ -205,7 +205,7 @@ def test_context_escapes_delimiters_and_caps_strings(summary: Any) -> None:
 
 
 def test_context_fits_the_budget_on_real_profiles(real_profile: Path, summary_of) -> None:
-    from engine.rules.engine import evaluate, load_ruleset
+    from pa.rules.engine import evaluate, load_ruleset
 
     summary = summary_of(real_profile)
     result = evaluate(summary, load_ruleset())
@@ -225,9 +225,9 @@ def test_a_profile_the_workspace_cannot_open_leaves_the_other_tools_working(tmp_
     from fakes.llm_server import FakeLlmServer, openai_answer, openai_tool_calls
     from llm_world import answer
 
-    from engine.llm.model import LlmOptions
-    from engine.llm.stage import llm_stage
-    from engine.rules.evaluate import RuleResult
+    from pa.llm.model import LlmOptions
+    from pa.llm.stage import llm_stage
+    from pa.rules.evaluate import RuleResult
 
     broken = tmp_path / "broken.sqlite"
     shutil.copy(write_hostile(tmp_path / "h.sqlite"), broken)

@@ -20,12 +20,12 @@ from fakes.llm_server import (  # tests/ is on sys.path (pytest rootdir-less tes
     openai_tool_calls,
 )
 
-from engine.llm.context import WRAP_UP
-from engine.llm.model import LlmOptions
-from engine.llm.redact import from_summary
-from engine.llm.stage import llm_stage
-from engine.rules.evaluate import RuleResult
-from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
+from pa.llm.context import WRAP_UP
+from pa.llm.model import LlmOptions
+from pa.llm.redact import from_summary
+from pa.llm.stage import llm_stage
+from pa.rules.evaluate import RuleResult
+from pa.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
 
 DLPROF = real_nsys_profile("nsys2022.1_dlprof_2streams.sqlite")
 pytestmark = needs_real_profile(DLPROF)
@@ -158,7 +158,7 @@ def test_rate_limit_is_retried_then_succeeds(summary: Any, rules: RuleResult) ->
 
 
 def test_require_llm_turns_failure_into_an_error(summary: Any, rules: RuleResult) -> None:
-    from engine.errors import UserError
+    from pa.errors import UserError
 
     with FakeLlmServer([error(500), error(500)]) as srv, pytest.raises(UserError, match="require-llm"):
         llm_stage(summary, rules, _opts(srv, require=True))
@@ -202,7 +202,7 @@ def test_no_key_and_dry_run(summary: Any, rules: RuleResult, capsys: pytest.Capt
 
 
 def test_pa_toml_and_flags(tmp_path: Path) -> None:
-    from engine.llm.providers import load_settings, resolve_target
+    from pa.llm.providers import load_settings, resolve_target
 
     (tmp_path / "pa.toml").write_text('[llm]\nmodel = "anthropic"\nmax_turns = 4\nredact = true\n')
     s = load_settings({"max_turns": 6})
@@ -215,7 +215,7 @@ def test_pa_toml_and_flags(tmp_path: Path) -> None:
 
 
 def test_pa_analyze_end_to_end_against_a_local_server(tmp_path: Path) -> None:
-    from engine.cli import main
+    from pa.cli import main
 
     script = [openai_tool_calls(("c1", "sql_query", {"sql": "SELECT count(*) FROM sqlite_master"})),
               openai_text("done"), openai_answer(_answer([]))]

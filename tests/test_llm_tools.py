@@ -14,19 +14,19 @@ from reference import reference_union
 from testkit import scenarios
 from testkit.nsys_writer import write_nsys
 
-from engine.llm.context import build_context, kernel_label
-from engine.llm.redact import Redactor
-from engine.llm.sql_tool import SqlSandbox
-from engine.llm.stage import engine_tables
-from engine.llm.tools import ToolBox
-from engine.rules.evaluate import RuleResult
+from pa.llm.context import build_context, kernel_label
+from pa.llm.redact import Redactor
+from pa.llm.sql_tool import SqlSandbox
+from pa.llm.stage import engine_tables
+from pa.llm.tools import ToolBox
+from pa.rules.evaluate import RuleResult
 
 EMPTY = RuleResult(hypotheses=[], skipped=[], packs=[], outcomes=[], metrics={}, buckets={})
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
-    from engine.metrics.summarize import summarize
+    from pa.metrics.summarize import summarize
 
     sc = scenarios.example()
     # two specialisations of one template share a short name: the model must still tell them apart

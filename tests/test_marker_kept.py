@@ -11,8 +11,8 @@ import sqlite3
 
 import numpy as np
 
-from engine.metrics.host import NamedRanges
-from engine.metrics.host_work import DEVICE_READ_RANGES, compile_ranges, marker_name_read
+from pa.metrics.host import NamedRanges
+from pa.metrics.host_work import DEVICE_READ_RANGES, compile_ranges, marker_name_read
 
 NAMES = ["compile_inner", "COMPILE kernels", "Torch-Compiled Region", "recompile", "nvrtcCompileProgram",
          "NVRTC foo", "xnvrtc", "hiprtcLink", "run ptxas", "PTXAS", "aten::item", "ATEN::ITEM, seq = 3",

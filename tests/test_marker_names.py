@@ -1,4 +1,4 @@
-"""Marker name normalisation (engine/metrics/marker_names.py): the documented steps, the aggregation,
+"""Marker name normalisation (pa/metrics/marker_names.py): the documented steps, the aggregation,
 and a rule pack's `marker_names:` override."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 from testkit.nsys_writer import write_nsys
 from testkit.scenario import Device, Kernel, Marker, Process, Scenario
 
-from engine.errors import UserError
-from engine.metrics.marker_names import DEFAULT_NAMING, RAW_NAMING, MarkerNaming
-from engine.metrics.summarize import summarize
-from engine.pipeline import AnalyzeRequest, analyze
-from engine.rules.engine import load_ruleset
+from pa.errors import UserError
+from pa.metrics.marker_names import DEFAULT_NAMING, RAW_NAMING, MarkerNaming
+from pa.metrics.summarize import summarize
+from pa.pipeline import AnalyzeRequest, analyze
+from pa.rules.engine import load_ruleset
 
 CASES = [
     ("aten::mm, seq = 1234, op_id = 77", "aten::mm"),
@@ -72,7 +72,7 @@ def test_a_rule_pack_sets_the_normalisation(tmp_path: Path, monkeypatch: pytest.
     assert s.markers is not None
     assert {m.name for m in s.markers.by_name} == {f"Iteration {i}" for i in range(40)} | {"aten::mm"}
     # pa analyze hands the site pack's naming to Stage 1
-    import engine.metrics.summarize as stage1
+    import pa.metrics.summarize as stage1
 
     seen: list[MarkerNaming] = []
     real = stage1.summarize

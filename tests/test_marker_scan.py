@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from testkit.nsys_writer import write_nsys
 from testkit.scenario import Device, Marker, Process, Scenario
 
-from engine.metrics.host import scan_markers
-from engine.metrics.marker_names import RAW_NAMING
-from engine.profile.detect import detect
-from engine.profile.open import open_readonly
-from engine.profile.queryset import resolve
-from engine.profile.relations import VALID, Relations
+from pa.metrics.host import scan_markers
+from pa.metrics.marker_names import RAW_NAMING
+from pa.profile.detect import detect
+from pa.profile.open import open_readonly
+from pa.profile.queryset import resolve
+from pa.profile.relations import VALID, Relations
 
 LISTED = 50
 
@@ -165,7 +165,7 @@ def test_many_ranges_one_statement(tmp_path: Path) -> None:
 def test_counted_depth_is_the_stack_depth_on_proper_nesting(ops):
     """The fast path itself (not its fallback): on properly nested push/pop ranges, zero-length ones
     at shared starts included, the counted depth equals the stack walk and no group is re-walked."""
-    from engine.metrics.host import _counted_depth, _improper_groups, _stack_depth
+    from pa.metrics.host import _counted_depth, _improper_groups, _stack_depth
 
     # build a proper nesting by simulating pushes and pops on one clock: (pops, gap) per step
     t, stack, ranges = 0, [], []

@@ -1,4 +1,4 @@
-"""Unified-memory migrations (engine/metrics/migrations.py): read from the "Unified" copy kinds with
+"""Unified-memory migrations (pa/metrics/migrations.py): read from the "Unified" copy kinds with
 their cause, kept out of the explicit copy statistics, and bounded by a hand count."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from reference import reference_union  # tests/ is on sys.path
 from testkit import scenarios
 from testkit.nsys_writer import write_nsys
 
-from engine.metrics.summarize import summarize
+from pa.metrics.summarize import summarize
 
 
 def test_migration_facts_match_a_hand_count(tmp_path: Path) -> None:

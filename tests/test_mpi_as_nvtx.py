@@ -9,7 +9,7 @@ from testkit import scenarios
 from testkit.nsys_writer import write_nsys
 from testkit.scenario import Device, Marker, Process, Scenario
 
-from engine.metrics.summarize import summarize
+from pa.metrics.summarize import summarize
 
 
 def test_mpi_from_nvtx_ranges_equals_mpi_from_the_mpi_tables(tmp_path: Path) -> None:

@@ -14,9 +14,9 @@ from testkit.cache import ScenarioProfiles
 from testkit.rank_sets import write_rank_set
 from testkit.scenarios import ALL_SCENARIOS
 
-from engine.cli import main
-from engine.pipeline import analyze as analyze_profiles
-from engine.report.render import render
+from pa.cli import main
+from pa.pipeline import analyze as analyze_profiles
+from pa.report.render import render
 
 NONE = re.compile(r"\bNone\b")
 
@@ -59,7 +59,7 @@ def test_no_none_in_a_rank_set_render(tmp_path: Path) -> None:
 
 
 def test_rank_chart_never_draws_busy_longer_than_the_span(tmp_path: Path) -> None:
-    from engine.report.charts import rank_bars
+    from pa.report.charts import rank_bars
 
     doc = analyze_profiles(write_rank_set(tmp_path / "ranks", ranks=3, straggler=1, iters=10))
     bars = rank_bars(doc)

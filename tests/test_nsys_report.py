@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from testkit.nsys_writer import write_nsys
 from testkit.scenarios import example
 
-from engine.cli import main
+from pa.cli import main
 
 STAND_IN = """#!{python}
 # Stand-in for Nsight Systems' `nsys export`: checks the arguments pa passes and copies a generated
@@ -101,8 +101,8 @@ def test_a_failing_nsys_is_one_line_and_leaves_no_partial_export(world, monkeypa
 
 
 def test_a_hung_nsys_is_stopped(world, tmp_path):
-    from engine.errors import UserError
-    from engine.nsys_report import sqlite_for
+    from pa.errors import UserError
+    from pa.nsys_report import sqlite_for
 
     (world["bin"] / "nsys").write_text(f"#!{sys.executable}\nimport time\ntime.sleep(30)\n")
     env = {"PATH": str(world["bin"]), "XDG_CACHE_HOME": str(tmp_path / "c2")}
@@ -111,11 +111,11 @@ def test_a_hung_nsys_is_stopped(world, tmp_path):
 
 
 def test_compare_reads_reports_and_query_directories(world, monkeypatch, tmp_path):
-    from engine import pipeline
+    from pa import pipeline
 
     monkeypatch.setenv("PATH", f"{world['bin']}{os.pathsep}{os.environ['PATH']}")
     qdir = tmp_path / "q"
-    from engine.paths import data_dir
+    from pa.paths import data_dir
 
     version_dir = qdir / "nsys" / "3.13"
     version_dir.mkdir(parents=True)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import main
-from engine.profile.detect import detect
-from engine.profile.open import open_readonly
+from pa.cli import main
+from pa.profile.detect import detect
+from pa.profile.open import open_readonly
 
 
 def _run(path: Path):

@@ -28,8 +28,8 @@ from testkit.rocpd_writer import FLAVOURS, write_rocpd
 from testkit.scenario import Scenario
 from testkit.scenarios import ALL_SCENARIOS
 
-from engine.metrics.model import ProfileSummary
-from engine.metrics.summarize import summarize
+from pa.metrics.model import ProfileSummary
+from pa.metrics.summarize import summarize
 
 # the scenarios both vendors can record (a Nsight-only layout is compared with nothing)
 NAMES = sorted(n for n in ALL_SCENARIOS if "rocpd" in ALL_SCENARIOS[n]().expected.formats)

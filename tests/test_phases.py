@@ -9,9 +9,9 @@ import pytest
 from testkit.phased import MS, T0, phased, write
 from testkit.scenario import Kernel, Marker
 
-from engine.metrics.model import ProfileSummary
-from engine.metrics.phases import segment as sg
-from engine.metrics.summarize import summarize
+from pa.metrics.model import ProfileSummary
+from pa.metrics.phases import segment as sg
+from pa.metrics.summarize import summarize
 
 A = {"gemm_tn_kernel": 1.0}
 B = {"stencil3d_kernel": 0.7, "reduce_sum_kernel": 0.3}

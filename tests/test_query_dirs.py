@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from testkit.nsys_writer import write_nsys
 from testkit.scenarios import example
 
-from engine.cli import main
-from engine.errors import UserError
-from engine.paths import data_dir
-from engine.profile.queryset import resolve
+from pa.cli import main
+from pa.errors import UserError
+from pa.paths import data_dir
+from pa.profile.queryset import resolve
 
 BUNDLED_KERNELS = data_dir("queries") / "nsys" / "base" / "kernels.sql"
 
@@ -31,7 +31,7 @@ def profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _schema(profile: Path) -> str:
     conn = sqlite3.connect(profile)
     try:
-        from engine.profile.detect import detect
+        from pa.profile.detect import detect
 
         return detect(conn, profile).schema_version
     finally:
@@ -159,7 +159,7 @@ def test_newer_minor_than_every_set_warns_once_naming_the_set(version, warns):
 
 
 def test_llm_sql_workspace_reads_the_user_directories(tmp_path, profile):
-    from engine.llm.sql_tool import SqlSandbox
+    from pa.llm.sql_tool import SqlSandbox
 
     qdir = _even_rows_only(tmp_path, profile)
     plain = SqlSandbox(profile)
@@ -174,9 +174,9 @@ def test_llm_sql_workspace_reads_the_user_directories(tmp_path, profile):
 
 
 def test_the_llm_stage_gets_the_same_directories(tmp_path, profile, monkeypatch):
-    from engine import pipeline
-    from engine.llm import stage
-    from engine.llm.model import LlmOptions
+    from pa import pipeline
+    from pa.llm import stage
+    from pa.llm.model import LlmOptions
 
     qdir = _even_rows_only(tmp_path, profile)
     seen = {}

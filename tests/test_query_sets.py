@@ -6,13 +6,13 @@ import shutil
 
 import pytest
 
-from engine.errors import UserError
-from engine.paths import data_dir
-from engine.profile.canonical import RELATIONS, column_names
-from engine.profile.detect import detect
-from engine.profile.open import open_readonly
-from engine.profile.queryset import load_query_file, resolve, version_key
-from engine.profile.relations import Relations
+from pa.errors import UserError
+from pa.paths import data_dir
+from pa.profile.canonical import RELATIONS, column_names
+from pa.profile.detect import detect
+from pa.profile.open import open_readonly
+from pa.profile.queryset import load_query_file, resolve, version_key
+from pa.profile.relations import Relations
 
 
 def test_version_order():
@@ -79,7 +79,7 @@ def test_real_profiles_produce_exactly_the_canonical_columns(real_profile):
 
 
 def test_relations_doc_is_current():
-    from engine.profile.docs import render_relations_md
+    from pa.profile.docs import render_relations_md
 
     doc = (data_dir("queries").parent / "docs" / "relations.md").read_text()
-    assert doc == render_relations_md(), "regenerate with: python -m engine.profile.docs > docs/relations.md"
+    assert doc == render_relations_md(), "regenerate with: python -m pa.profile.docs > docs/relations.md"

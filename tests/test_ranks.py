@@ -10,10 +10,10 @@ from testkit.nsys_writer import write_nsys
 from testkit.phased import MS, T0, US
 from testkit.scenario import Device, Kernel, Marker, MpiCall, Process, Scenario
 
-from engine.errors import UserError
-from engine.ranks import cross_rank, discover, rank_from_name, summarize_ranks
-from engine.ranks.discover import assign_ranks
-from engine.ranks.model import MultiRankSummary
+from pa.errors import UserError
+from pa.ranks import cross_rank, discover, rank_from_name, summarize_ranks
+from pa.ranks.discover import assign_ranks
+from pa.ranks.model import MultiRankSummary
 
 SLOW = 2
 N_RANKS = 4

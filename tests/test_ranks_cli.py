@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from testkit.rank_sets import write_rank_set
 
-from engine.cli import main
-from engine.ranks import summarize_ranks
-from engine.ranks.model import MultiRankSummary
-from engine.report.schema import schema_errors
+from pa.cli import main
+from pa.ranks import summarize_ranks
+from pa.ranks.model import MultiRankSummary
+from pa.report.schema import schema_errors
 
 STRAGGLER = 5
 RANKS = 8

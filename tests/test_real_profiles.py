@@ -1,7 +1,7 @@
 """Every real Nsight Systems export summarises, and its numbers match an independent computation.
 
 The reference here reads the raw export tables with plain SQL and merges intervals with a simple
-pure-Python sweep; it shares no code with engine.metrics or the query files.
+pure-Python sweep; it shares no code with pa.metrics or the query files.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from conftest import needs_real_profile, real_nsys_profile
 from reference import reference_union  # tests/ is on sys.path
 
-from engine.metrics.summarize import summarize
+from pa.metrics.summarize import summarize
 
 OPENMP_T4 = real_nsys_profile("nsys2023.3_openmp_t4.sqlite")
 CLOVERLEAF = real_nsys_profile("nsys2024.5_cloverleaf_a100.sqlite")

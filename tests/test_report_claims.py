@@ -13,7 +13,7 @@ from testkit.accuracy import generate_profile
 from testkit.nsys_writer import write_nsys
 from testkit.scenario import Marker, Process, Scenario
 
-from engine.cli import main
+from pa.cli import main
 
 
 def analyze(path: Path, fmt: str = "json") -> str:

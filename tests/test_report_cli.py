@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from conftest import NSYS_PROFILES, missing_reason, real_nsys_profiles
 from test_report_fixtures import make_report
 
-from engine.cli import main
-from engine.report.schema import build_report_schema, dump_schema, schema_errors
+from pa.cli import main
+from pa.report.schema import build_report_schema, dump_schema, schema_errors
 
 PROFILES = real_nsys_profiles()
 FORMATS = ["text", "markdown", "html", "json"]
@@ -70,7 +70,7 @@ def test_output_extension_and_format_inference(example_profile: Path, tmp_path: 
 
 def test_broken_report_exits_3_and_renders_nothing(example_profile: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.report.assemble as assemble
+    import pa.report.assemble as assemble
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         report = make_report()
@@ -87,8 +87,8 @@ def test_broken_report_exits_3_and_renders_nothing(example_profile: Path, tmp_pa
 
 
 def test_llm_stage_is_called_and_recorded(example_profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.llm.stage as stage
-    from engine.llm.model import LlmOptions, LlmOutcome, LlmProvenance
+    import pa.llm.stage as stage
+    from pa.llm.model import LlmOptions, LlmOutcome, LlmProvenance
 
     calls: list[Any] = []
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from testkit import scenarios
 from testkit.nsys_writer import write_nsys
 
-from engine.cli import main
+from pa.cli import main
 
 
 def test_report_key_metrics_are_null_not_zero_when_gpu_activity_was_not_captured(tmp_path):

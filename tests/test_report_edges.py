@@ -13,10 +13,10 @@ from testkit.accuracy import generate_profile
 from testkit.nsys_writer import write_nsys
 from testkit.scenario import Device, Kernel, Marker, Process, Scenario
 
-from engine.cli import main
-from engine.metrics.summarize import summarize
-from engine.pipeline import analyze as analyze_profiles
-from engine.rules.engine import evaluate, load_ruleset
+from pa.cli import main
+from pa.metrics.summarize import summarize
+from pa.pipeline import analyze as analyze_profiles
+from pa.rules.engine import evaluate, load_ruleset
 
 MS = 1_000_000
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.metrics.model import (
+from pa.metrics.model import (
     DeviceGaps,
     DeviceSummary,
     Gap,
@@ -22,11 +22,11 @@ from engine.metrics.model import (
     SkippedItem,
     SyncSummary,
 )
-from engine.report.assemble import RunInfo, build_report
-from engine.report.model import Report
-from engine.rules.evaluate import RuleOutcome, RuleResult
-from engine.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
-from engine.rules.loader import PackRef
+from pa.report.assemble import RunInfo, build_report
+from pa.report.model import Report
+from pa.rules.evaluate import RuleOutcome, RuleResult
+from pa.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, amdahl_bounds
+from pa.rules.loader import PackRef
 
 SPAN = 1_000_000_000
 HOSTILE = "k<script>alert(1)</script>|pipe"

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from test_report_fixtures import HOSTILE, make_report
 
-from engine.errors import UserError
-from engine.report.charts import all_charts
-from engine.report.render import fmt_ns, fmt_pct, render
-from engine.report.schema import validate_report
-from engine.report.sources import resolve_section
+from pa.errors import UserError
+from pa.report.charts import all_charts
+from pa.report.render import fmt_ns, fmt_pct, render
+from pa.report.schema import validate_report
+from pa.report.sources import resolve_section
 
 ANSI = re.compile(r"\x1b\[")
 

@@ -10,9 +10,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from test_report_fixtures import make_hypothesis, make_report, make_rule_result
 
-from engine.errors import InternalError
-from engine.paths import data_dir
-from engine.report.schema import (
+from pa.errors import InternalError
+from pa.paths import data_dir
+from pa.report.schema import (
     build_report_schema,
     build_summary_schema,
     dump_schema,

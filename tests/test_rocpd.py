@@ -30,11 +30,11 @@ from testkit.scenario import (
     Scenario,
 )
 
-from engine.metrics.summarize import summarize
-from engine.profile.detect import detect
-from engine.profile.open import open_readonly
-from engine.profile.queryset import resolve
-from engine.profile.relations import Relations
+from pa.metrics.summarize import summarize
+from pa.profile.detect import detect
+from pa.profile.open import open_readonly
+from pa.profile.queryset import resolve
+from pa.profile.relations import Relations
 
 pytestmark = needs_rocpd_ddl
 

@@ -21,10 +21,10 @@ import pytest
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 from testkit.rocpd_writer import ddl_dir, render_ddl
 
-from engine.paths import data_dir
-from engine.profile.canonical import RELATIONS
-from engine.profile.queryset import QueryFile, QuerySet, resolve
-from engine.profile.relations import Relations
+from pa.paths import data_dir
+from pa.profile.canonical import RELATIONS
+from pa.profile.queryset import QueryFile, QuerySet, resolve
+from pa.profile.relations import Relations
 
 pytestmark = needs_rocpd_ddl
 

@@ -19,9 +19,9 @@ from testkit.rocpd_writer import FLAVOURS, write_rocpd
 from testkit.scenario import ApiCall, Device, Process, Scenario
 from testkit.scenarios import ALL_SCENARIOS
 
-from engine.cli import main as cli
-from engine.metrics.model import ProfileSummary
-from engine.metrics.summarize import summarize
+from pa.cli import main as cli
+from pa.metrics.model import ProfileSummary
+from pa.metrics.summarize import summarize
 
 MEMCPY_KINDS = ("memcpy", "memcpy_async")
 pytestmark = needs_rocpd_ddl

@@ -21,13 +21,13 @@ from testkit.rocpd_writer import ddl_dir, render_ddl, write_rocpd
 from testkit.scenario import Scenario
 from testkit.scenarios import ALL_SCENARIOS
 
-from engine.cli import main as cli
-from engine.metrics.model import ProfileSummary
-from engine.metrics.summarize import summarize
-from engine.profile.detect import detect
-from engine.profile.open import open_readonly
-from engine.profile.queryset import resolve
-from engine.profile.relations import Relations
+from pa.cli import main as cli
+from pa.metrics.model import ProfileSummary
+from pa.metrics.summarize import summarize
+from pa.profile.detect import detect
+from pa.profile.open import open_readonly
+from pa.profile.queryset import resolve
+from pa.profile.relations import Relations
 
 pytestmark = needs_rocpd_ddl
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from jinja2 import Environment, nodes
 
-from engine.rules.loader import builtin_pack_paths
+from pa.rules.loader import builtin_pack_paths
 
 ARITHMETIC = (nodes.Add, nodes.Sub, nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow, nodes.Neg)
 COMPUTING_FILTERS = {"length", "count", "sum", "round", "abs", "min", "max", "int", "float"}

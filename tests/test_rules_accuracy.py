@@ -11,7 +11,7 @@ from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 from testkit.accuracy import rates, run
 from testkit.cache import ScenarioProfiles
 
-from engine.rules.engine import load_ruleset
+from pa.rules.engine import load_ruleset
 
 
 @pytest.fixture(scope="module")

@@ -34,11 +34,11 @@ from testkit.rank_sets import KINDS, write_rank_set
 from testkit.rocpd_writer import write_rocpd
 from testkit.scenarios import ALL_SCENARIOS
 
-from engine.metrics.model import ProfileSummary
-from engine.metrics.summarize import summarize
-from engine.ranks import cross_rank, summarize_ranks
-from engine.rules.engine import RuleSet, evaluate, load_ruleset
-from engine.rules.loader import builtin_pack_paths
+from pa.metrics.model import ProfileSummary
+from pa.metrics.summarize import summarize
+from pa.ranks import cross_rank, summarize_ranks
+from pa.rules.engine import RuleSet, evaluate, load_ruleset
+from pa.rules.loader import builtin_pack_paths
 
 CASE_DIR = Path(__file__).parent / "rule_cases"
 

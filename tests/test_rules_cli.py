@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from testkit.accuracy import generate_profile
 
-from engine.cli import main
+from pa.cli import main
 
 
 def test_list_show_validate(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 import yaml
 
-from engine.errors import UserError
-from engine.metrics.model import (
+from pa.errors import UserError
+from pa.metrics.model import (
     CopySummary,
     DeviceSummary,
     GpuTotals,
@@ -20,9 +20,9 @@ from engine.metrics.model import (
     ProfileSummary,
     SyncSummary,
 )
-from engine.paths import data_dir
-from engine.rules.engine import evaluate, load_ruleset
-from engine.rules.hypothesis import amdahl_bounds
+from pa.paths import data_dir
+from pa.rules.engine import evaluate, load_ruleset
+from pa.rules.hypothesis import amdahl_bounds
 
 SPAN = 1_000_000_000
 
@@ -75,8 +75,8 @@ def launch_bound() -> ProfileSummary:
 
 def test_rulepack_schema_lists_the_one_vocabulary() -> None:
     # bottleneck types, buckets, action categories and claims are defined once, as Literals in
-    # engine/rules/hypothesis.py; the hand-written rule-pack schema must list exactly those values
-    from engine.rules.hypothesis import ACTION_CATEGORIES, BOTTLENECK_TYPES, BUCKETS, CLAIMS
+    # pa/rules/hypothesis.py; the hand-written rule-pack schema must list exactly those values
+    from pa.rules.hypothesis import ACTION_CATEGORIES, BOTTLENECK_TYPES, BUCKETS, CLAIMS
 
     schema = json.loads((data_dir("schemas") / "rulepack.schema.json").read_text())
     found: dict[str, list[list[str]]] = {}
@@ -264,13 +264,13 @@ def test_extra_facts_reach_rules_and_absent_ones_skip(tmp_path: Path) -> None:
 
 
 def test_docs_list_every_rule() -> None:
-    from engine.rules.docs import render_rule_table
+    from pa.rules.docs import render_rule_table
 
     docs = (Path(__file__).parent.parent / "docs" / "rules.md").read_text()
     table = render_rule_table()
     for rid in load_ruleset().rules:
         assert rid in docs and rid in table
-    assert table in docs, "docs/rules.md rule table is stale: regenerate with python -m engine.rules.docs"
+    assert table in docs, "docs/rules.md rule table is stale: regenerate with python -m pa.rules.docs"
 
 
 def test_claim_below_noise_floor_is_an_outcome_not_a_finding(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from engine.rules.expr import ExprError, Scope, compile_expr, evaluate
+from pa.rules.expr import ExprError, Scope, compile_expr, evaluate
 
 
 def ev(src: str, names: dict[str, Any] | None = None, **roots: Any) -> Any:

@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 from testkit.accuracy import generate_profile
 
-from engine.cli import main
-from engine.errors import UserError
-from engine.rules import expr as expr_mod
-from engine.rules.docs import render_function_table
-from engine.rules.expr import Scope, compile_expr, evaluate
-from engine.rules.functions import FUNCTIONS, OPERATORS
-from engine.rules.loader import load_ruleset
+from pa.cli import main
+from pa.errors import UserError
+from pa.rules import expr as expr_mod
+from pa.rules.docs import render_function_table
+from pa.rules.expr import Scope, compile_expr, evaluate
+from pa.rules.functions import FUNCTIONS, OPERATORS
+from pa.rules.loader import load_ruleset
 
 DOCS = Path(__file__).parent.parent / "docs" / "rules.md"
 
@@ -35,7 +35,7 @@ def test_docs_hold_the_generated_function_table() -> None:
     table = render_function_table()
     for f in FUNCTIONS.values():
         assert f"`{f.signature}`" in table
-    assert table in DOCS.read_text(), "docs/rules.md function table is stale: python -m engine.rules.docs"
+    assert table in DOCS.read_text(), "docs/rules.md function table is stale: python -m pa.rules.docs"
 
 
 def _ev(src: str, **roots: object) -> object:

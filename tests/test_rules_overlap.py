@@ -6,8 +6,8 @@ from __future__ import annotations
 from testkit import scenarios
 from testkit.nsys_writer import write_nsys
 
-from engine.metrics.summarize import summarize
-from engine.rules.engine import evaluate, load_ruleset
+from pa.metrics.summarize import summarize
+from pa.rules.engine import evaluate, load_ruleset
 
 
 def test_host_bound_phase_suppresses_the_run_level_idle_finding(tmp_path):

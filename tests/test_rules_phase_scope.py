@@ -10,9 +10,9 @@ import yaml
 from click.testing import CliRunner
 from testkit.phased import MS, phased, write
 
-from engine.cli import main
-from engine.metrics.summarize import summarize
-from engine.rules.engine import evaluate, load_ruleset
+from pa.cli import main
+from pa.metrics.summarize import summarize
+from pa.rules.engine import evaluate, load_ruleset
 
 BUSY = {"gemm_kernel": 1.0}
 SPARSE = {"pack_kernel": 1.0}

@@ -12,10 +12,10 @@ from testkit.nsys_writer import write_nsys
 from testkit.rocpd_writer import write_rocpd
 from testkit.scenarios import mpi_collectives, nvtx_nested, pageable_htod, sync_after_launch
 
-from engine.profile.detect import detect
-from engine.profile.open import open_readonly
-from engine.profile.queryset import resolve
-from engine.profile.relations import Relations, _parse_ints
+from pa.profile.detect import detect
+from pa.profile.open import open_readonly
+from pa.profile.queryset import resolve
+from pa.profile.relations import Relations, _parse_ints
 
 CHUNKED = ("kernels", "copies", "api_calls", "markers")
 

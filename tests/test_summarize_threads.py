@@ -16,7 +16,7 @@ from testkit.nsys_writer import write_nsys
 from testkit.rocpd_writer import write_rocpd
 from testkit.scenarios import mixed_sync_and_idle, nvtx_nested
 
-import engine.metrics.summarize as summarize_module
+import pa.metrics.summarize as summarize_module
 
 
 class _InlinePool:

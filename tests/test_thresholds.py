@@ -1,4 +1,4 @@
-"""Site-tunable analysis thresholds (engine/metrics/thresholds.py, rules/thresholds.yaml).
+"""Site-tunable analysis thresholds (pa/metrics/thresholds.py, rules/thresholds.yaml).
 
 The summary's classifications (gap causes, warm-up phases, imbalance side, link measurements) read
 their thresholds from rule-pack params, so a site pack's `override_params` must reach them.
@@ -14,13 +14,13 @@ import pytest
 import yaml
 from conftest import needs_real_profile, real_nsys_profile
 
-from engine.errors import UserError
-from engine.metrics import intervals as iv
-from engine.metrics.gaps import GAP_CAUSES, HostSets, classify_gaps
-from engine.metrics.summarize import summarize
-from engine.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from engine.paths import data_dir
-from engine.rules.loader import load_ruleset
+from pa.errors import UserError
+from pa.metrics import intervals as iv
+from pa.metrics.gaps import GAP_CAUSES, HostSets, classify_gaps
+from pa.metrics.summarize import summarize
+from pa.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from pa.paths import data_dir
+from pa.rules.loader import load_ruleset
 
 Z = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 MS = 1_000_000
@@ -100,7 +100,7 @@ def test_validate_does_not_call_a_threshold_override_useless(tmp_path: Path) -> 
     # no rule expression names host_work_min_ns (the summary reads it), yet overriding it has effect
     from click.testing import CliRunner
 
-    from engine.cli import main
+    from pa.cli import main
 
     rs = load_ruleset()
     assert not any("host_work_min_ns" in r.when.names for r in rs.rules.values())
@@ -127,7 +127,7 @@ def test_a_threshold_out_of_range_is_the_site_packs_error(tmp_path: Path, name: 
 
 
 def test_every_threshold_has_a_range() -> None:
-    from engine.metrics.thresholds import _RANGES, problem
+    from pa.metrics.thresholds import _RANGES, problem
 
     assert set(_RANGES) == {f.name for f in dataclasses.fields(Thresholds)}
     assert all(problem(f.name, getattr(DEFAULT_THRESHOLDS, f.name)) is None for f in dataclasses.fields(Thresholds))

@@ -17,7 +17,7 @@ from testkit import scenarios
 from testkit.nsys_writer import write_nsys
 from testkit.scenario import Copy, Device, Kernel, Marker, Process, Scenario
 
-from engine.metrics.summarize import summarize
+from pa.metrics.summarize import summarize
 
 
 def _write(tmp_path, scen, name="p.sqlite", **kw):

@@ -3,7 +3,7 @@
 Skipped unless PA_WHEEL_TESTS=1 (it builds a wheel and a venv and installs the dependencies with
 pip: minutes, and a package index). .ci/run runs it. Each workflow docs/user-guide.md walks through
 is exercised on the installed package: a drop-in query directory, a pa.toml, an Nsight Systems
-report with a stand-in `nsys`, and a site rule pack. Nothing here imports the checkout's engine.
+report with a stand-in `nsys`, and a site rule pack. Nothing here imports the checkout's package.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _count(path: Path, sql: str) -> int:
 
 
 def test_the_installed_package_is_the_one_running(installed):
-    proc = subprocess.run([str(installed["venv"] / "bin" / "python"), "-c", "import engine; print(engine.__file__)"],
+    proc = subprocess.run([str(installed["venv"] / "bin" / "python"), "-c", "import pa; print(pa.__file__)"],
                           cwd=installed["work"], capture_output=True, text=True, check=True, env=_env(installed))
     assert str(installed["venv"]) in proc.stdout and str(ROOT) not in proc.stdout
 
@@ -146,7 +146,7 @@ def test_site_rule_pack(installed, profile):
 
 
 def test_help_is_fast_to_import(installed):
-    code = ("import sys\nfrom engine.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+    code = ("import sys\nfrom pa.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "print(' '.join(m for m in ('numpy', 'pydantic', 'jinja2', 'rich') if m in sys.modules), file=sys.stderr)")
     proc = subprocess.run([str(installed["venv"] / "bin" / "python"), "-c", code], cwd=installed["work"],
                           capture_output=True, text=True, env=_env(installed), timeout=120)

@@ -4,8 +4,8 @@
 # The timestamp, duration and command line in the provenance differ on every run; the rest is
 # deterministic (the example profile is generated from a fixed scenario).
 set -eu
-# `python -m engine.cli` would import engine.cli twice (as __main__ and as engine.cli); go through main().
-pa() { python -c 'import sys; from engine.cli import main; sys.argv[0] = "pa"; main()' "$@"; }
+# `python -m pa.cli` would import pa.cli twice (as __main__ and as pa.cli); go through main().
+pa() { python -c 'import sys; from pa.cli import main; sys.argv[0] = "pa"; main()' "$@"; }
 out=docs/samples
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

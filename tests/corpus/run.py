@@ -15,7 +15,7 @@ from unittest import mock
 from click.testing import CliRunner
 
 from corpus.cases import BASES, NEVER_IN_OUTPUT, Case, canary
-from engine.cli import main
+from pa.cli import main
 
 
 @dataclass
@@ -59,15 +59,15 @@ def patched(case: Case, d: Path) -> Iterator[None]:
     """Point pa at the case's query tree, and shorten template budgets where the case asks."""
     with ExitStack() as stack:
         if case.queries is not None:
-            from engine.paths import data_dir
+            from pa.paths import data_dir
 
             def queries_first(name: str) -> Path:
                 return d / "queries" if name == "queries" else data_dir(name)
 
-            stack.enter_context(mock.patch("engine.profile.queryset.data_dir", queries_first))
+            stack.enter_context(mock.patch("pa.profile.queryset.data_dir", queries_first))
         if case.template_seconds is not None:
-            for target in ("engine.rules.templates.TEMPLATE_SECONDS", "engine.report.render.TEMPLATE_SECONDS",
-                           "engine.profile.relations.QUERY_TEMPLATE_SECONDS"):
+            for target in ("pa.rules.templates.TEMPLATE_SECONDS", "pa.report.render.TEMPLATE_SECONDS",
+                           "pa.profile.relations.QUERY_TEMPLATE_SECONDS"):
                 stack.enter_context(mock.patch(target, case.template_seconds))
         yield
 

@@ -58,7 +58,7 @@ def _worker(args: tuple[int, str]) -> dict[str, tuple[int, str, str, list[str]]]
     seed, workdir = args
     from click.testing import CliRunner
 
-    from engine.cli import main
+    from pa.cli import main
 
     work = Path(workdir)
     todo = list(corpus_cases.CASES)

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.metrics.model import ProfileSummary
-from engine.rules.engine import RuleSet, evaluate, load_ruleset
+from pa.metrics.model import ProfileSummary
+from pa.rules.engine import RuleSet, evaluate, load_ruleset
 
 FORMATS = ("nsys", "rocpd")
 # (scenario, format) -> its ProfileSummary
@@ -61,7 +61,7 @@ def score(scenario: str, fmt: str, out_dir: Path, ruleset: RuleSet | None = None
 
     `summaries(scenario, fmt)`, when given, supplies the summary instead (the tests' session cache).
     """
-    from engine.metrics.summarize import summarize
+    from pa.metrics.summarize import summarize
     from testkit import scenarios
 
     expected = list(scenarios.ALL_SCENARIOS[scenario]().expected.bottlenecks)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.metrics.model import ProfileSummary
-from engine.metrics.summarize import summarize
+from pa.metrics.model import ProfileSummary
+from pa.metrics.summarize import summarize
 from testkit.accuracy import generate_profile
 
 

@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from engine.errors import UserError
+from pa.errors import UserError
 from testkit.scenario import ApiCall, Copy, Device, Kernel, Scenario
 
 FLAVOURS = ("rocprofv3", "rocprof-sys")

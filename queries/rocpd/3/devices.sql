@@ -7,7 +7,7 @@
 -- max_engine_clk_fcompute is in MHz. compute_capability = the agent name, the gfx target.
 --
 -- Peak memory bandwidth is not stored by rocpd: the column is NULL here, and the summary takes the
--- product's spec-sheet figure from engine/metrics/hardware.yaml (the one table of hardware facts).
+-- product's spec-sheet figure from pa/metrics/hardware.yaml (the one table of hardware facts).
 WITH used AS (
     SELECT guid, agent_id FROM rocpd_kernel_dispatch
     UNION SELECT guid, src_agent_id FROM rocpd_memory_copy
@@ -18,7 +18,7 @@ SELECT
     a.product_name AS name,
     NULL AS bus_location,
     CAST(json_extract(a.extdata, '$.cu_count') AS INTEGER) AS sm_count,
-    NULL AS memory_bandwidth_bps,   -- not stored by rocpd: pa takes the spec sheet's (engine/metrics/hardware.yaml)
+    NULL AS memory_bandwidth_bps,   -- not stored by rocpd: pa takes the spec sheet's (pa/metrics/hardware.yaml)
     CAST(json_extract(a.extdata, '$.max_engine_clk_fcompute') AS INTEGER) * 1000000 AS clock_hz,
     NULL AS l2_bytes,
     NULL AS memory_bytes,

@@ -2,7 +2,7 @@
 -- requires: rocpd_info_agent(id, guid, type, type_index, name, generic_name, product_name, extdata), rocpd_kernel_dispatch(guid, track_id), rocpd_track(id, guid, agent_id), rocpd_memory_copy(guid, src_agent_id, dst_agent_id)
 -- description: the GPU agents this process used (through its dispatches' tracks and its copies) in a schema 4.0.0 file, not every agent of the node. As the schema 3 set, except that the gfx target is `generic_name` (4.0.0's `name` holds the product name on GPUs) and SIMDs per CU may only be given as the agent's total `simd_count`.
 -- Clock: max_engine_clk_fcompute is in MHz. Peak memory bandwidth is not stored by rocpd: NULL here,
--- the summary takes the spec sheet's from engine/metrics/hardware.yaml.
+-- the summary takes the spec sheet's from pa/metrics/hardware.yaml.
 WITH used AS (
     SELECT tr.guid, tr.agent_id FROM rocpd_kernel_dispatch k
     JOIN rocpd_track tr ON tr.id = k.track_id AND tr.guid = k.guid
@@ -14,7 +14,7 @@ SELECT
     a.product_name AS name,
     NULL AS bus_location,
     CAST(json_extract(a.extdata, '$.cu_count') AS INTEGER) AS sm_count,
-    NULL AS memory_bandwidth_bps,   -- not stored by rocpd: pa takes the spec sheet's (engine/metrics/hardware.yaml)
+    NULL AS memory_bandwidth_bps,   -- not stored by rocpd: pa takes the spec sheet's (pa/metrics/hardware.yaml)
     CAST(json_extract(a.extdata, '$.max_engine_clk_fcompute') AS INTEGER) * 1000000 AS clock_hz,
     NULL AS l2_bytes,
     NULL AS memory_bytes,

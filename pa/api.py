@@ -1,0 +1,77 @@
+"""The notebook API: `import pa; pa.summarize(path)`, `pa.analyze(path)`, `pa.compare_captures(a, b)`, `pa.render(doc)`.
+
+A thin layer over pa/pipeline.py (the same functions the CLI calls), with keyword arguments
+instead of command-line flags and Python objects instead of printed text. Nothing here prints,
+exits or reaches the network unless `llm=True` is passed to `analyze`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pa import pipeline
+from pa.metrics.phases.detect import DEFAULT_MAX_PHASES
+
+if TYPE_CHECKING:
+    from pa.metrics.model import ProfileSummary
+
+PathLike = str | Path
+
+
+def _paths(profiles: PathLike | Sequence[PathLike]) -> list[Path]:
+    if isinstance(profiles, (str, Path)):
+        return [Path(profiles)]
+    return [Path(p) for p in profiles]
+
+
+def summarize(profile: PathLike, *, max_phases: int = DEFAULT_MAX_PHASES, keep_paths: bool = False,
+              rules: Sequence[PathLike] = ()) -> ProfileSummary:
+    """The ProfileSummary of one profile (what `pa summary --json` prints).
+
+    `rules`: site rule packs whose `marker_names:` setting decides how marker names are grouped.
+    """
+    ruleset = pipeline.load_rules([Path(r) for r in rules], keep_paths=keep_paths) if rules else None
+    run = pipeline.summarize_run([Path(profile)], ruleset,
+                                 pipeline.RunOptions(max_phases=max_phases, keep_paths=keep_paths))
+    return run.main
+
+
+def summarize_ranks(profiles: PathLike | Sequence[PathLike], *, max_phases: int = DEFAULT_MAX_PHASES,
+                    workers: int | None = None, primary_rank: int | None = None) -> pipeline.RunSummaries:
+    """Stage 1 of a multi-rank run (several files or a directory of rank files): summaries and cross-rank facts."""
+    files = pipeline.expand_profiles(_paths(profiles))
+    return pipeline.summarize_run(files, None, pipeline.RunOptions(max_phases=max_phases, workers=workers,
+                                                                   primary_rank=primary_rank))
+
+
+def analyze(profiles: PathLike | Sequence[PathLike], *, rules: Sequence[PathLike] = (),
+            max_phases: int = DEFAULT_MAX_PHASES, keep_paths: bool = False, workers: int | None = None,
+            primary_rank: int | None = None, llm: bool = False, model: str | None = None,
+            base_url: str | None = None) -> dict[str, Any]:
+    """The validated report document of `pa analyze` (schemas/report.schema.json) as a dict.
+
+    Rules only unless `llm=True` (then `model`/`base_url` as `pa analyze --model/--base-url`).
+    """
+    from pa.llm.model import LlmOptions
+
+    request = pipeline.AnalyzeRequest(
+        site_packs=tuple(Path(r) for r in rules),
+        run=pipeline.RunOptions(max_phases=max_phases, keep_paths=keep_paths, workers=workers,
+                                primary_rank=primary_rank),
+        llm=LlmOptions(enabled=llm, model=model, base_url=base_url),
+        command_line=("pa.analyze",))
+    return pipeline.analyze(_paths(profiles), request)
+
+
+def render(doc: dict[str, Any], fmt: str = "markdown") -> str:
+    """A report document from `analyze` as text, markdown, html or json."""
+    return pipeline.render_report(doc, fmt)
+
+
+def compare_captures(before: PathLike, after: PathLike, *, noise_floor_pct: float = 2.0, rules: bool = True,
+            max_phases: int = DEFAULT_MAX_PHASES) -> dict[str, Any]:
+    """The validated comparison document of `pa compare` (schemas/compare.schema.json), without the LLM."""
+    request = pipeline.CompareRequest(noise_floor_pct=noise_floor_pct, max_phases=max_phases, rules=rules)
+    return pipeline.compare(Path(before), Path(after), request)

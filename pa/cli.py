@@ -1,0 +1,84 @@
+"""The `pa` command line: a group whose commands are imported only when they run.
+
+`pa --help` imports click and this module alone (benchmarks/startup.py measures it): each command
+lives in its own module, named in COMMANDS with the one-line help `pa --help` lists, and is
+imported by `LazyGroup.get_command` when it is invoked. tests/test_cli_startup.py checks that the
+listed help is the command's own first help line, so the two cannot drift apart.
+
+Every command turns a PaError into one line on stderr and its exit code (2: bad input, 3: a bug
+caught by pa's own validation); nothing below the CLI prints or exits. The group reads pa.toml
+(pa.config) before any command runs and hands its values to click as option defaults, so a
+flag always overrides the file.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from pa.version import __version__
+
+# name -> ("module:attribute", short help shown by `pa --help`)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "analyze": ("pa.cli_analyze:analyze", "Analyse PROFILE(s) and write a ranked, auditable report."),
+    "compare": ("pa.cli_compare:compare",
+                "Compare BEFORE with AFTER: what got faster or slower, and which findings went away."),
+    "config": ("pa.cli_config:config_group", "Show the configuration pa.toml and the environment give."),
+    "example": ("pa.cli_example:example",
+                "Write a generated example profile (Nsight Systems SQLite) with planted behaviour to OUT."),
+    "queries": ("pa.cli_queries:queries",
+                "List the query sets, or the set and files a PROFILE resolves to."),
+    "rules": ("pa.cli_rules:rules_group", "Inspect, validate and explain the declarative rule packs."),
+    "schema": ("pa.cli_analyze:schema", ""),
+    "summary": ("pa.cli_summary:summary",
+                "Summarise PROFILE(s) offline: kernels, copies, idle gaps, sync, streams, markers, MPI."),
+}
+HIDDEN = frozenset({"schema"})
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a command's module only when that command is looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """All command names, sorted (none imported)."""
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Import and return the command `cmd_name`, or None for an unknown name."""
+        spec = COMMANDS.get(cmd_name)
+        if spec is None:
+            return None
+        module, attr = spec[0].split(":")
+        cmd = getattr(importlib.import_module(module), attr)
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List the commands with their short help from COMMANDS, without importing them."""
+        rows = [(name, short) for name, (_, short) in sorted(COMMANDS.items()) if name not in HIDDEN]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pa")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """pa: a performance advisor for GPU applications (Nsight Systems and rocpd profiles).
+
+    Configuration: ./pa.toml, else ~/.config/pa/pa.toml (`pa config show`); flags override it.
+    """
+    from pa.config import default_map, load_config
+    from pa.errors import PaError
+
+    try:
+        config = load_config()
+    except PaError as exc:
+        click.echo(f"pa: error: {exc}", err=True)
+        ctx.exit(exc.exit_code)
+    ctx.default_map = default_map(config)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

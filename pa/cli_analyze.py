@@ -1,0 +1,123 @@
+"""`pa analyze`: options in, the pipeline (pa/pipeline.py) in the middle, the rendered report out.
+
+This module only parses options, checks what can be checked before any analysis (where the report
+goes, the site templates), calls `pa.pipeline.analyze` and prints. Also the hidden `pa schema`
+command that prints the generated report / summary / compare JSON Schemas committed under schemas/.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from pa.cli_options import (
+    format_option,
+    keep_paths_option,
+    output_option,
+    queries_option,
+    rules_option,
+    templates_option,
+)
+from pa.cli_output import plan_output, write_output
+from pa.cli_ranks import RankOptions, expand, progress_bar, rank_options, working_on
+from pa.errors import UserError, one_line_errors
+from pa.llm.cli_options import llm_cli_options
+
+
+def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") -> str:
+    """--format wins; else the extension of -o; else `fallback` (pa.toml's format, else text).
+
+    An -o extension that names no format (`-o x.pdf`) is refused rather than filled with text.
+    """
+    from pa.report.render import EXTENSIONS
+
+    if fmt:
+        return fmt
+    if output is not None and output.suffix and str(output) != "-":
+        by_ext = {ext: name for name, ext in EXTENSIONS.items()}
+        by_ext[".markdown"] = "markdown"
+        by_ext[".htm"] = "html"
+        if output.suffix.lower() not in by_ext:
+            known = ", ".join(sorted(by_ext))
+            raise UserError(f"-o {output}: no output format for {output.suffix!r} (known: {known}); "
+                            "give -f/--format or one of those extensions")
+        return by_ext[output.suffix.lower()]
+    return fallback
+
+
+@click.command("analyze")
+@click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
+@format_option
+@output_option
+@rules_option
+@queries_option
+@templates_option
+@keep_paths_option
+@click.option("--no-llm", is_flag=True, help="Rules only: skip the LLM stage.")
+@click.option("--model", default=None, help="LLM: provider:model, a provider, a model name or claude-cli "
+                                            "(docs/llm.md).")
+@click.option("--base-url", default=None, help="LLM: endpoint for the --model provider (its key goes there; "
+                                               "none for a bare model name).")
+@llm_cli_options
+@rank_options
+@one_line_errors
+def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, site_packs: tuple[Path, ...],
+            query_dirs: tuple[Path, ...], templates_dir: Path | None, keep_paths: bool, no_llm: bool, model: str | None,
+            base_url: str | None, llm_extra: dict[str, Any], ranks: RankOptions) -> None:
+    """Analyse PROFILE(s) and write a ranked, auditable report.
+
+    Several files, or a directory of rank files (report.*.sqlite, rank_*.db), are one multi-rank run:
+    the rules see the primary rank (the idle-time outlier, or --primary-rank) and the cross-rank facts.
+    """
+    from pa import pipeline
+    from pa.llm.model import LlmOptions
+    from pa.pipeline import AnalyzeRequest
+    from pa.report.render import EXTENSIONS, check_templates_dir
+
+    started = time.monotonic()
+    files = expand(profiles)
+    # Everything that can be checked without the profile is checked before any analysis (and any
+    # LLM spend): where the report goes (an input or its sidecar first: `-o p.sqlite` is refused as
+    # the profile, not as an unknown format), and the site templates it will be rendered with.
+    plan_output(output, "", inputs=[*files, *site_packs])
+    if click.get_current_context().get_parameter_source("fmt") == ParameterSource.DEFAULT_MAP:
+        fmt = choose_format(None, output, fallback=fmt or "text")   # pa.toml's format: -o's extension wins
+    else:
+        fmt = choose_format(fmt, output)
+    out = plan_output(output, EXTENSIONS[fmt], inputs=[*files, *site_packs])
+    if templates_dir is not None:
+        check_templates_dir(templates_dir)
+    is_tty = out.is_stdout and sys.stdout.isatty()
+    request = AnalyzeRequest(site_packs=tuple(site_packs), run=ranks.run_options(keep_paths, query_dirs),
+                             llm=LlmOptions(enabled=not no_llm, model=model, base_url=base_url, extra=llm_extra),
+                             command_line=("pa", *sys.argv[1:]), started=started)
+    # One large file: a spinner, but not while the LLM stage may ask to confirm its cost on the terminal.
+    spin = files[0] if len(files) == 1 and no_llm else None
+    with progress_bar(len(files)) as progress, working_on(spin, "Analysing"):
+        doc = pipeline.analyze(files, request, progress)
+    text = pipeline.render_report(doc, fmt, templates_dir=templates_dir, color=is_tty)
+    if out.path is None:
+        click.echo(text, nl=False)
+        return
+    write_output(out, text)
+    click.echo(f"wrote {out.path.name if not keep_paths else out.path} ({fmt})", err=True)
+
+
+@click.command("schema", hidden=True)
+@click.argument("which", type=click.Choice(["report", "summary", "compare"]))
+@one_line_errors
+def schema(which: str) -> None:
+    """Print the generated JSON Schema (report, summary or compare) as committed under schemas/."""
+    from pa.report.schema import build_report_schema, build_summary_schema, dump_schema
+
+    if which == "compare":
+        from pa.compare.schema import build_compare_schema
+
+        click.echo(dump_schema(build_compare_schema()), nl=False)
+        return
+    click.echo(dump_schema(build_report_schema() if which == "report" else build_summary_schema()), nl=False)

@@ -1,0 +1,118 @@
+"""Options shared by `pa summary` and `pa analyze` for multi-rank runs and phases, and the progress bar.
+
+One definition of each option (STYLE: never the same option in three places):
+
+    @rank_options            # --workers, --executor, --scheduler, --primary-rank, --max-phases
+    def cmd(..., ranks: RankOptions) -> None: ...
+
+A run is multi-rank when its PROFILE arguments (directories expanded) name more than one file.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from pa.cli_options import max_phases_option
+from pa.metrics.phases import DEFAULT_MAX_PHASES
+from pa.pipeline import RunOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class RankOptions:
+    """How Stage 1 runs over several rank files, and the phase limit (one file uses only max_phases)."""
+
+    workers: int | None = None
+    executor: str = "process"
+    scheduler: str | None = None
+    primary_rank: int | None = None
+    max_phases: int = DEFAULT_MAX_PHASES
+
+    def run_options(self, keep_paths: bool = False, query_dirs: Sequence[Path] = ()) -> RunOptions:
+        """The pipeline's Stage 1 options from these flags, --keep-paths and --queries."""
+        return RunOptions(max_phases=self.max_phases, keep_paths=keep_paths, workers=self.workers,
+                          executor=self.executor, scheduler=self.scheduler, primary_rank=self.primary_rank,
+                          query_dirs=tuple(query_dirs))
+
+
+def rank_options(func: F) -> F:
+    """Add the multi-rank and phase options; the command receives them as `ranks: RankOptions`."""
+
+    @max_phases_option
+    @click.option("--primary-rank", type=int, default=None,
+                  help="Rank for the detailed analysis (default: the outlier by GPU idle time).")
+    @click.option("--scheduler", default=None, metavar="ADDRESS",
+                  help="dask.distributed scheduler address for --executor dask (default: a local cluster).")
+    @click.option("--executor", type=click.Choice(["process", "dask"]), default="process", show_default=True,
+                  help="Run Stage 1 per rank in local processes or on a dask cluster (pip install 'pa[dask]').")
+    @click.option("--workers", type=click.IntRange(1), default=None,
+                  help="Processes for Stage 1 of several ranks (default: all cores).")
+    @functools.wraps(func)
+    def wrapper(*args: Any, workers: int | None, executor: str, scheduler: str | None,
+                primary_rank: int | None, max_phases: int, **kwargs: Any) -> Any:
+        if scheduler and executor != "dask":
+            raise click.BadParameter("--scheduler needs --executor dask", param_hint="--scheduler")
+        opts = RankOptions(workers=workers, executor=executor, scheduler=scheduler,
+                           primary_rank=primary_rank, max_phases=max_phases)
+        return func(*args, ranks=opts, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def expand(profiles: Sequence[Path]) -> list[Path]:
+    """The profile files named by PROFILE arguments (directories expanded, reports exported)."""
+    from pa.pipeline import expand_profiles
+
+    return expand_profiles(profiles)
+
+
+@contextmanager
+def progress_bar(total: int, label: str = "Stage 1") -> Iterator[Progress | None]:
+    """A rich progress bar on stderr while files are summarised; None when stderr is not a TTY."""
+    if total < 2 or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"{label}: {total} rank files", total=total)
+
+        def update(done: int, _total: int) -> None:
+            bar.update(task, completed=done)
+
+        yield update
+
+
+LARGE_FILE_BYTES = 64 << 20   # a profile this large takes seconds: say what pa is doing
+
+
+@contextmanager
+def working_on(path: Path | None, what: str = "Summarising") -> Iterator[None]:
+    """A spinner on stderr while one large profile is read; nothing when stderr is not a TTY (or no path).
+
+    Progress is for people at a terminal: a log file or CI job must not fill with spinner frames.
+    """
+    try:
+        large = path is not None and path.stat().st_size >= LARGE_FILE_BYTES
+    except OSError:
+        large = False   # the summary itself reports the unreadable file
+    if path is None or not large or not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    size_mb = path.stat().st_size / 1e6
+    with Console(stderr=True).status(f"{what} {path.name} ({size_mb:,.0f} MB)"):
+        yield

@@ -1,0 +1,187 @@
+"""Structural diff of two ProfileSummary objects (formulas in pa.compare.model).
+
+Kernels are matched by full name (a rename is a vanished plus a new kernel). Phases are compared
+one to one when they align: by label when both captures have the same labels, else by order when
+both have the same number of phases; otherwise only the whole run is compared (mode "overall").
+Key differences are the significant time changes whose |delta| is also at least
+KEY_MIN_SPAN_FRACTION of the larger span, ordered by |delta| (largest first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pa.compare.changes import change, pct_change, significant
+from pa.compare.facets import comparability_warnings, device_changes, iteration_change, verdict
+from pa.compare.model import (
+    CaptureRef,
+    Change,
+    Comparison,
+    HypothesisChange,
+    KernelChange,
+    KeyDifference,
+    PhaseComparison,
+)
+from pa.compare.narrative import narrate
+from pa.metrics.idle import run_idle_ns
+from pa.metrics.model import ProfileSummary
+from pa.metrics.phases.model import PhaseSummary
+from pa.rules.hypothesis import Hypothesis
+
+DEFAULT_NOISE_FLOOR_PCT = 2.0
+KEY_MIN_SPAN_FRACTION = 0.001
+
+
+def overview(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[Change]:
+    """Whole-run scalars: span, busy, idle, utilisation, kernels, copies, sync, MPI."""
+    def opt(s: ProfileSummary, f: str) -> int | None:
+        obj = {"copy": s.copies, "sync": s.sync, "mpi": s.mpi}[f]
+        if obj is None:
+            return None
+        return int(getattr(obj, "cpu_blocked_ns" if f == "sync" else "total_ns"))
+    return [
+        change("span", "ns", b.span_ns, a.span_ns, floor),
+        change("gpu busy", "ns", b.gpu.busy_ns, a.gpu.busy_ns, floor),
+        change("gpu idle", "ns", run_idle_ns(b), run_idle_ns(a), floor),
+        change("utilization", "pct", b.gpu.utilization_pct, a.gpu.utilization_pct, floor),
+        change("kernel time", "ns", b.gpu.kernel_time_ns, a.gpu.kernel_time_ns, floor),
+        change("kernel count", "count", b.gpu.kernel_count, a.gpu.kernel_count, floor),
+        change("copy time", "ns", opt(b, "copy"), opt(a, "copy"), floor),
+        change("copy bytes", "bytes", b.copies.bytes if b.copies else None, a.copies.bytes if a.copies else None,
+               floor),
+        change("sync (CPU blocked)", "ns", opt(b, "sync"), opt(a, "sync"), floor),
+        change("MPI time", "ns", opt(b, "mpi"), opt(a, "mpi"), floor),
+    ]
+
+
+def kernel_changes(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[KernelChange]:
+    """Every kernel of either side, matched by name, largest |delta| first."""
+    bk = {k.name: k for k in b.kernels}
+    ak = {k.name: k for k in a.kernels}
+    out = []
+    for name in set(bk) | set(ak):
+        kb, ka = bk.get(name), ak.get(name)
+        bt, at = (kb.total_ns if kb else 0), (ka.total_ns if ka else 0)
+        status = "new" if kb is None else "vanished" if ka is None else \
+            "changed" if significant(bt, at, floor) else "unchanged"
+        pct, note = pct_change(bt, at)
+        out.append(KernelChange(name=name, status=status, before_ns=bt, after_ns=at, delta_ns=at - bt,
+                                delta_pct=pct, note=note, before_count=kb.count if kb else 0,
+                                after_count=ka.count if ka else 0))
+    out.sort(key=lambda k: (-abs(k.delta_ns), k.name))
+    return out
+
+
+def align(b: list[PhaseSummary] | None, a: list[PhaseSummary] | None) -> tuple[str, str,
+                                                                             list[tuple[PhaseSummary, PhaseSummary]]]:
+    """(mode, reason, pairs) — module docs."""
+    if not b or not a or (len(b) == 1 and len(a) == 1):
+        return "overall", "a single phase (or none) on at least one side", []
+    bl = [p.label for p in b]
+    al = [p.label for p in a]
+    if sorted(bl) == sorted(al):
+        by = {p.label: p for p in a}
+        return "per_phase", "phases aligned by name", [(p, by[p.label]) for p in b]
+    if len(b) == len(a):
+        return "per_phase", "phases aligned by order (labels differ)", list(zip(b, a, strict=True))
+    return "overall", f"phases do not align ({len(b)} before, {len(a)} after, labels differ)", []
+
+
+def phase_changes(pairs: list[tuple[PhaseSummary, PhaseSummary]], floor: float) -> list[PhaseComparison]:
+    """Per aligned phase: duration, kernel time, busy, idle, copy, sync, MPI."""
+    out = []
+    for pb, pa in pairs:
+        out.append(PhaseComparison(phase=pb.label, before_label=pb.label, after_label=pa.label, changes=[
+            change("duration", "ns", pb.duration_ns, pa.duration_ns, floor),
+            change("kernel time", "ns", pb.kernel_time_ns, pa.kernel_time_ns, floor),
+            change("gpu busy", "ns", pb.busy_ns, pa.busy_ns, floor),
+            change("gpu idle", "ns", pb.idle_ns, pa.idle_ns, floor),
+            change("copy time", "ns", pb.copy_time_ns, pa.copy_time_ns, floor),
+            change("sync (CPU blocked)", "ns", pb.sync_ns, pa.sync_ns, floor),
+            change("MPI time", "ns", pb.mpi_ns, pa.mpi_ns, floor)]))
+    return out
+
+
+_KIND = {"span": "overall", "gpu busy": "overall", "kernel time": "overall", "gpu idle": "idle",
+         "copy time": "copy", "sync (CPU blocked)": "sync", "MPI time": "mpi", "duration": "overall"}
+
+
+def key_differences(ov: list[Change], kernels: list[KernelChange], phases: list[PhaseComparison],
+                    min_ns: float) -> list[KeyDifference]:
+    """Significant time changes of at least min_ns, largest |delta| first."""
+    out: list[KeyDifference] = []
+
+    def add(c: Change, phase: str | None) -> None:
+        if c.unit == "ns" and c.significant and c.delta is not None and abs(c.delta) >= min_ns \
+                and c.before is not None and c.after is not None:
+            out.append(KeyDifference(id="", what=c.metric, kind=_KIND.get(c.metric, "overall"), phase=phase,
+                                     before_ns=int(c.before), after_ns=int(c.after), delta_ns=int(c.delta),
+                                     delta_pct=c.delta_pct, note=c.note))
+    for c in ov:
+        add(c, None)
+    for pc in phases:
+        for c in pc.changes:
+            add(c, pc.phase)
+    for k in kernels:
+        if k.status != "unchanged" and abs(k.delta_ns) >= min_ns:
+            out.append(KeyDifference(id="", what=f"{k.status} kernel {k.name}" if k.status in ("new", "vanished")
+                                     else f"kernel {k.name}", kind="kernel", before_ns=k.before_ns,
+                                     after_ns=k.after_ns, delta_ns=k.delta_ns, delta_pct=k.delta_pct,
+                                     note=k.note))
+    out.sort(key=lambda d: (-abs(d.delta_ns), d.phase or "", d.what))
+    return [d.model_copy(update={"id": f"K{n}"}) for n, d in enumerate(out, start=1)]
+
+
+def hypothesis_changes(before: Sequence[Hypothesis], after: Sequence[Hypothesis],
+                       floor: float) -> list[HypothesisChange]:
+    """Match hypotheses by rule id (and phase); classify by runtime fraction with the noise floor."""
+    def key(h: Hypothesis) -> str:
+        return f"{h.rule_id or h.id}" + (f"@{h.phase}" if h.phase else "")
+    bh = {key(h): h for h in before}
+    ah = {key(h): h for h in after}
+    out = []
+    for k in sorted(set(bh) | set(ah)):
+        hb, ha = bh.get(k), ah.get(k)
+        bp = hb.runtime_fraction_pct if hb else None
+        ap = ha.runtime_fraction_pct if ha else None
+        if ha is None:
+            status = "disappeared"
+        elif hb is None:
+            status = "appeared"
+        elif bp is not None and ap is not None and significant(bp, ap, floor):
+            status = "shrank" if ap < bp else "grew"
+        else:
+            status = "unchanged"
+        title = (hb or ha).title if (hb or ha) else k  # type: ignore[union-attr]
+        out.append(HypothesisChange(rule_id=k, title=title, status=status, before_pct=bp, after_pct=ap))
+    return out
+
+
+def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: float = DEFAULT_NOISE_FLOOR_PCT,
+            before_hypotheses: Sequence[Hypothesis] | None = None,
+            after_hypotheses: Sequence[Hypothesis] | None = None) -> Comparison:
+    """Compare BEFORE with AFTER (module docs); hypotheses are compared when both lists are given."""
+    floor = noise_floor_pct
+    ov = overview(before, after, floor)
+    kernels = kernel_changes(before, after, floor)
+    mode, reason, pairs = align(before.phases, after.phases)
+    phases = phase_changes(pairs, floor)
+    min_ns = KEY_MIN_SPAN_FRACTION * max(before.span_ns, after.span_ns)
+    keys = key_differences(ov, kernels, phases, min_ns)
+    hyps = hypothesis_changes(before_hypotheses, after_hypotheses, floor) \
+        if before_hypotheses is not None and after_hypotheses is not None else None
+    identical = before.profile.sha256 == after.profile.sha256
+    within = not any(c.significant for c in ov) and all(k.status == "unchanged" for k in kernels) \
+        and not any(c.significant for p in phases for c in p.changes)
+    it, it_reason = iteration_change(before, after, floor)
+    verdict_, basis, verdict_reason = verdict(next(c for c in ov if c.metric == "span"), it, identical)
+    comp = Comparison(
+        before=CaptureRef(file_name=before.profile.file_name, sha256=before.profile.sha256, span_ns=before.span_ns),
+        after=CaptureRef(file_name=after.profile.file_name, sha256=after.profile.sha256, span_ns=after.span_ns),
+        noise_floor_pct=floor, identical=identical, within_noise=within and verdict_ == "within_noise",
+        verdict=verdict_, verdict_basis=basis, verdict_reason=verdict_reason, mode=mode, mode_reason=reason,
+        overview=ov, kernels=kernels, key_differences=keys, phases=phases,
+        devices=device_changes(before, after, floor), iterations=it, iterations_reason=it_reason,
+        hypotheses=hyps, narrative=[], warnings=comparability_warnings(before, after))
+    comp.narrative = narrate(comp)
+    return comp

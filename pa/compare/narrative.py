@@ -1,0 +1,84 @@
+"""Deterministic narrative of a Comparison: fixed sentence templates filled with its numbers.
+
+No free text is generated: the same two summaries always give the same sentences, in the same order
+(verdict, identity / noise, span, iterations, the top key differences, kernels new and vanished,
+findings that appeared or went away). A percentage that would mean nothing (a change from ~0) is
+replaced by the change's note ("new", "from ~0").
+"""
+
+from __future__ import annotations
+
+from pa.compare.model import Comparison
+
+TOP_KEYS = 5
+_T = {
+    "identical": "The two captures are identical (same sha256); there is nothing to compare.",
+    "noise": "No change exceeds the {floor:g} % noise floor: the runs are the same within measurement noise.",
+    "verdict": "Verdict: {verdict}. {reason}",
+    "span": "The run got {dir} by {abs_ms:.3f} ms ({pct}): {before_ms:.3f} ms → {after_ms:.3f} ms.",
+    "iter": "Iterations ({name!r}, {nb} in BEFORE, {na} in AFTER): median {before_ms:.3f} ms → {after_ms:.3f} ms "
+            "({pct}){noise}.",
+    "key": "{what}{phase}: {before_ms:.3f} ms → {after_ms:.3f} ms ({delta_ms:+.3f} ms{pct}).",
+    "new": "{n} kernel(s) appear only in AFTER, {m} only in BEFORE.",
+    "mode": "Compared {mode_text} ({reason}).",
+    "appeared": "Finding {rule} ({title}) appeared in AFTER{frac}.",
+    "disappeared": "Finding {rule} ({title}) from BEFORE is gone in AFTER{frac}.",
+    "moved": "Finding {rule} ({title}) {status}{frac}.",
+}
+
+
+def _ms(ns: float) -> float:
+    return ns / 1e6
+
+
+def _pct(pct: float | None, note: str | None) -> str:
+    return f"{pct:+.1f} %" if pct is not None else (note or "n/a")
+
+
+_VERDICT = {"regression": "regression", "improvement": "improvement", "within_noise": "within noise"}
+
+
+def narrate(c: Comparison) -> list[str]:
+    """Sentences for a Comparison, in a fixed order."""
+    if c.identical:
+        return [_T["identical"]]
+    out: list[str] = [_T["verdict"].format(verdict=_VERDICT[c.verdict], reason=c.verdict_reason)]
+    if c.within_noise:
+        out.append(_T["noise"].format(floor=c.noise_floor_pct))
+    span = next(x for x in c.overview if x.metric == "span")
+    if span.significant and span.delta is not None and span.before is not None and span.after is not None:
+        out.append(_T["span"].format(dir="faster" if span.delta < 0 else "slower", abs_ms=_ms(abs(span.delta)),
+                                     pct=_pct(span.delta_pct, span.note), before_ms=_ms(span.before),
+                                     after_ms=_ms(span.after)))
+    it = c.iterations
+    if it is not None and it.median.before is not None and it.median.after is not None:
+        out.append(_T["iter"].format(name=it.name, nb=it.before_count, na=it.after_count,
+                                     before_ms=_ms(it.median.before), after_ms=_ms(it.median.after),
+                                     pct=_pct(it.median.delta_pct, it.median.note),
+                                     noise="" if it.median.significant else ", within noise"))
+    out.append(_T["mode"].format(mode_text="phase by phase" if c.mode == "per_phase" else "the whole run",
+                                 reason=c.mode_reason))
+    for k in c.key_differences[:TOP_KEYS]:
+        pct = f", {_pct(k.delta_pct, k.note)}" if k.delta_pct is not None or k.note else ""
+        phase = f" in phase {k.phase}" if k.phase else ""
+        out.append(_T["key"].format(what=k.what[0].upper() + k.what[1:], phase=phase,
+                                    before_ms=_ms(k.before_ns), after_ms=_ms(k.after_ns),
+                                    delta_ms=_ms(k.delta_ns), pct=pct))
+    new = sum(1 for k in c.kernels if k.status == "new")
+    gone = sum(1 for k in c.kernels if k.status == "vanished")
+    if new or gone:
+        out.append(_T["new"].format(n=new, m=gone))
+    for h in c.hypotheses or []:
+        if h.status == "unchanged":
+            continue
+        if h.status == "appeared":
+            frac = f" ({h.after_pct:.1f} % of the run)" if h.after_pct is not None else ""
+            out.append(_T["appeared"].format(rule=h.rule_id, title=h.title, frac=frac))
+        elif h.status == "disappeared":
+            frac = f" (was {h.before_pct:.1f} % of the run)" if h.before_pct is not None else ""
+            out.append(_T["disappeared"].format(rule=h.rule_id, title=h.title, frac=frac))
+        else:
+            frac = (f": {h.before_pct:.1f} % → {h.after_pct:.1f} % of the run"
+                    if h.before_pct is not None and h.after_pct is not None else "")
+            out.append(_T["moved"].format(rule=h.rule_id, title=h.title, status=h.status, frac=frac))
+    return out

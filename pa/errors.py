@@ -1,0 +1,84 @@
+"""Exceptions that carry an exit code, and the decorator that turns them into one clear line.
+
+UserError (exit 2): bad input the user can fix (not a profile, unknown schema version, bad rule pack).
+InternalError (exit 3): a bug in pa (for instance a report that fails its own schema).
+
+Whatever goes wrong, the user sees one line on stderr, never a traceback: a PaError as itself; a
+SQLite error that escaped the relation layer, or an I/O error, as bad input (exit 2); anything else
+as an internal error (exit 3) saying how to report it. PA_DEBUG=1 re-raises the latter with its
+traceback. The line is passed through escape_controls: an error may quote a string from the
+profile (a table name), and it must not drive the terminal or span lines.
+"""
+
+
+import functools
+import os
+import sqlite3
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from pa.controls import escape_controls
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class PaError(Exception):
+    """Base class for errors that the CLI reports as a single line."""
+
+    exit_code = 1
+
+
+class UserError(PaError):
+    """The input cannot be used: not a profile, an unsupported version, a malformed rule pack."""
+
+    exit_code = 2
+
+
+class InternalError(PaError):
+    """A bug in pa: the output failed its own validation. Never rendered half-way."""
+
+    exit_code = 3
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo("pa: " + escape_controls(message), err=True)
+    sys.exit(code)
+
+
+def one_line_errors(func: F) -> F:
+    """Report any failure as a single stderr line with an exit code (module docs); a broken pipe exits 0.
+
+    Every CLI command uses this one decorator; nothing below the CLI prints or exits.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except PaError as exc:
+            _fail(f"error: {exc}", exc.exit_code)
+        except BrokenPipeError:
+            sys.exit(0)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except sqlite3.DatabaseError as exc:   # a profile statement outside the relation layer
+            _fail(f"error: cannot read the profile: {exc}", UserError.exit_code)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            _fail(f"error: {where}{exc.strerror or exc}", UserError.exit_code)
+        except RecursionError:
+            _fail("error: input nested too deeply to process", UserError.exit_code)
+        except MemoryError:
+            _fail("error: out of memory (an input far larger than it should be?)", UserError.exit_code)
+        except Exception as exc:
+            if os.environ.get("PA_DEBUG"):
+                raise
+            first = (str(exc).strip().splitlines() or [""])[0]
+            _fail(f"internal error: {type(exc).__name__}: {first} (a bug in pa: run again with PA_DEBUG=1 "
+                  "for the traceback and report it, see docs/security.md)", InternalError.exit_code)
+        return None
+
+    return wrapper  # type: ignore[return-value]

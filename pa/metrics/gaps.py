@@ -1,0 +1,254 @@
+"""Idle gaps of a device: what the host was doing while the GPU waited, and what a fix could recover.
+
+A gap is an interval between two merged busy intervals of one device, inside its active window
+(first to last GPU operation). Leading and trailing idle (before the first and after the last GPU
+operation) are start-up and tear-down: they are reported apart and never attributed here.
+
+Every gap has one owner, so the idle time of a device is partitioned by cause (time has one owner):
+
+1. `overhead`: the part of the gap that profiler overhead of the device's processes covers. It is the
+   profiler's time, not the application's; the rest of the gap goes to one of the causes below.
+2. `cpu_stall` for host work of its own: more than half of the rest, and at least host_work_min_ns
+   (1 ms), is host time outside every GPU API call the profile records (launch, copy, sync,
+   alloc/free) and outside MPI. Work of that size is computation or I/O the host does for itself
+   (writing a checkpoint, preparing the next batch), whatever wait came before it.
+3. `sync` / `copy_wait`: the host was blocked in a synchronising call (sync) or in a copy call
+   (copy_wait, e.g. a synchronous or pageable cudaMemcpy) when the GPU ran out of work, and had it
+   run ahead instead of waiting, at least half of the gap would have been hidden behind the GPU work
+   before it (see below): a synchronisation round trip. The little the host did after the wait (loop
+   bookkeeping, the next launch) was serialised by the wait.
+   Otherwise `cpu_stall` too when more than half of the rest is the host's own time: more host work
+   than GPU work it could hide behind.
+4. otherwise the kind of call covering most of the gap: `compile` (module loading, JIT, the driver's
+   lazy loading, NVTX/rocTX ranges named as compiling), `launch`, `alloc`, `mpi` (or `sync` /
+   `copy_wait` for blocking calls that began inside the gap).
+5. `unknown`: the profile holds no host API calls at all, so nothing can be said of the host.
+
+Recoverable time, per gap, is what the trace proves the named fix can remove (the counterfactual):
+- sync, copy_wait: the host stops blocking and runs ahead; its post-wait work then overlaps the GPU
+  work it was waiting for, so the gap shrinks by at most the busy interval just before it:
+  min(gap, preceding busy interval);
+- cpu_stall, mpi: the host work is overlapped with GPU work (reordered, prefetched, moved to another
+  thread or made non-blocking). Host work can hide only behind GPU work that exists, anywhere in the
+  run (a checkpoint written while the next phase computes), so per device the gaps of these causes
+  recover at most the device's busy time in all: each gap is scaled by min(1, busy / their idle);
+- launch: the per-kernel launch calls go (CUDA/HIP graphs, fused kernels): the host did little else
+  in the gap, so the kernels would run back to back: at most the gap;
+- alloc: the allocation calls go (a memory pool, allocations hoisted out of the loop): at most the
+  part of the gap those calls cover;
+- compile: the modules are loaded and compiled before the timed work (a warm-up, cached or
+  ahead-of-time compiled kernels): at most the part of the gap the loading and JIT cover;
+- overhead, unknown: nothing.
+
+Busy time is on the critical path when the host waited for it: the busy intervals that end while the
+host is blocked in a sync, copy or MPI call, and the last one of the window (critical_busy_ns). Faster
+kernels shorten the run only there; a kernel that ends while the host is launching or doing its own
+work only makes the following gap longer when it runs faster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pa.metrics import intervals as iv
+from pa.metrics.idle import idle_ns
+from pa.metrics.model import DeviceGaps, Gap, GapBucket
+from pa.metrics.thresholds import DEFAULT_THRESHOLDS
+
+GAP_CAUSES = ("sync", "copy_wait", "launch", "alloc", "compile", "mpi", "cpu_stall", "overhead", "unknown")
+_CODE = {c: i for i, c in enumerate(GAP_CAUSES)}
+
+# Idle-gap histogram buckets, ns: <10 µs, 10–100 µs, 100 µs–1 ms, 1–10 ms, 10–100 ms, >100 ms.
+GAP_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
+    ("<10us", 0, 10_000),
+    ("10-100us", 10_000, 100_000),
+    ("100us-1ms", 100_000, 1_000_000),
+    ("1-10ms", 1_000_000, 10_000_000),
+    ("10-100ms", 10_000_000, 100_000_000),
+    (">100ms", 100_000_000, None),
+)
+LARGEST_GAPS = 10
+# Host kinds whose coverage of a gap is measured, in the order ties are broken: module loading inside
+# a launch call (lazy loading) is compilation, not launch overhead.
+_KINDS = ("sync", "copy", "compile", "launch", "alloc", "mpi")
+_OWNER_OF_KIND = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "launch": "launch", "alloc": "alloc",
+                  "mpi": "mpi"}
+
+
+@dataclass(frozen=True)
+class HostSets:
+    """Merged host intervals of the processes using one device, by kind (calls of all their threads).
+
+    sync: synchronising calls; copy: memcpy/memset calls; launch: kernel and graph launches;
+    alloc: allocation and free calls; compile: module loading and JIT (API calls, the driver's own
+    lazy-loading and JIT records, ranges the application names as compiling); mpi: MPI calls;
+    overhead: profiler overhead records.
+    """
+
+    sync: iv.Merged
+    copy: iv.Merged
+    launch: iv.Merged
+    alloc: iv.Merged
+    mpi: iv.Merged
+    overhead: iv.Merged
+    compile: iv.Merged = iv.EMPTY
+
+    def kinds(self) -> dict[str, iv.Merged]:
+        """The API and MPI sets by kind name (overhead apart)."""
+        return {"sync": self.sync, "copy": self.copy, "compile": self.compile, "launch": self.launch,
+                "alloc": self.alloc, "mpi": self.mpi}
+
+
+@dataclass
+class GapTable:
+    """Every in-window gap of one device with its owner and the time a fix could recover."""
+
+    device: int
+    start: np.ndarray          # absolute ns
+    end: np.ndarray
+    owner: np.ndarray          # int8 index into GAP_CAUSES
+    owned_ns: np.ndarray       # gap length minus its overhead part, owned by `owner`
+    overhead_ns: np.ndarray    # part covered by profiler overhead
+    recoverable_ns: np.ndarray
+    cover: dict[str, np.ndarray]  # per host kind, covered ns of each gap
+    critical_busy_ns: int = 0     # busy time the host waited on (see classify_gaps)
+
+    def totals(self, weights: np.ndarray | None = None) -> tuple[dict[str, int], dict[str, int]]:
+        """(idle by cause, recoverable by cause), each gap weighted by `weights` (default 1)."""
+        w = np.ones(len(self.start)) if weights is None else weights
+        idle = {c: 0 for c in GAP_CAUSES}
+        rec = {c: 0 for c in GAP_CAUSES}
+        for c, code in _CODE.items():
+            m = self.owner == code
+            idle[c] += round(float((self.owned_ns[m] * w[m]).sum()))
+            rec[c] += round(float((self.recoverable_ns[m] * w[m]).sum()))
+        idle["overhead"] += round(float((self.overhead_ns * w).sum()))
+        return idle, rec
+
+
+def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
+                  host_work_min_ns: int = DEFAULT_THRESHOLDS.host_work_min_ns) -> GapTable:
+    """Owner and recoverable time of every gap between the merged busy intervals `busy`.
+
+    `host_work_min_ns` is the site-tunable threshold (pa.metrics.thresholds) from which the
+    host's own work in a gap makes it host work even after a round trip.
+    """
+    bs, be = busy
+    gs, ge = (be[:-1].copy(), bs[1:].copy()) if len(bs) > 1 else (be[:0].copy(), bs[:0].copy())
+    length = ge - gs
+    n = len(gs)
+    if host is None:
+        z = np.zeros(n, dtype=np.int64)
+        return GapTable(device, gs, ge, np.full(n, _CODE["unknown"], dtype=np.int8), length, z, z.copy(), {},
+                        iv.length(busy))
+    prev_seg = be[:-1] - bs[:-1]
+    overhead = np.minimum(iv.covered_many(host.overhead, gs, ge), length)
+    rest = length - overhead
+    kinds = host.kinds()
+    cover = {k: np.minimum(iv.covered_many(m, gs, ge), rest) for k, m in kinds.items()}
+    every = iv.union_of([*kinds.values(), host.overhead])
+    own = np.maximum(length - iv.covered_many(every, gs, ge), 0)
+    r_prev = np.minimum(rest, prev_seg)
+    round_trip = 2 * r_prev >= rest
+    sync_at = iv.contains_many(host.sync, gs) & round_trip
+    copy_at = iv.contains_many(host.copy, gs) & round_trip & ~sync_at
+    stall = 2 * own > rest
+
+    stacked = np.vstack([cover[k] for k in _KINDS]) if n else np.zeros((len(_KINDS), 0), dtype=np.int64)
+    top = np.argmax(stacked, axis=0) if n else np.zeros(0, dtype=np.int64)  # first kind on ties
+    owner = np.array([_CODE[_OWNER_OF_KIND[k]] for k in _KINDS], dtype=np.int8)[top] if n \
+        else np.zeros(0, dtype=np.int8)
+    recoverable = np.zeros(n, dtype=np.int64)
+    top_cover = stacked[top, np.arange(n)] if n else np.zeros(0, dtype=np.int64)
+    # Fallback owners (the call kind covering most of the gap) and their recoverable time.
+    # Module loading and JIT run inside other calls (a launch that loads its module lazily): when they
+    # cover most of the gap, they are its cause, whatever call contains them.
+    compiling = 2 * cover["compile"] >= rest
+    owner[compiling] = _CODE["compile"]
+    top_cover = np.where(compiling, cover["compile"], top_cover)
+    for name, rec in (("sync", r_prev), ("copy_wait", r_prev), ("launch", rest), ("alloc", top_cover),
+                      ("compile", top_cover), ("mpi", rest)):
+        m = owner == _CODE[name]
+        recoverable[m] = rec[m]
+    # Host work dominates a gap that no wait explains.
+    owner[stall] = _CODE["cpu_stall"]
+    recoverable[stall] = rest[stall]
+    # Round trips: blocked when the GPU drained, and running ahead would hide most of the gap ...
+    owner[sync_at] = _CODE["sync"]
+    owner[copy_at] = _CODE["copy_wait"]
+    recoverable[sync_at | copy_at] = r_prev[sync_at | copy_at]
+    # ... unless the host then worked for itself for a millisecond or more: that is host work.
+    big = stall & (own >= host_work_min_ns)
+    owner[big] = _CODE["cpu_stall"]
+    recoverable[big] = rest[big]
+    all_overhead = rest <= 0
+    owner[all_overhead] = _CODE["overhead"]
+    recoverable[all_overhead] = 0
+    # Host work and MPI hide only behind GPU work that exists: together they recover at most the
+    # device's busy time, shared in proportion to each gap.
+    overlap = (owner == _CODE["cpu_stall"]) | (owner == _CODE["mpi"])
+    want = int(recoverable[overlap].sum())
+    busy_len = iv.length(busy)
+    if want > busy_len:
+        recoverable[overlap] = np.floor(recoverable[overlap] * (busy_len / want)).astype(np.int64)
+    # A busy interval is on the critical path when the host waited for it to end (blocked in a sync,
+    # copy or MPI call as the GPU ran dry) or when it ends the window: shortening its work shortens
+    # the run. Work ending while the host was busy elsewhere (launching, its own work) only lengthens
+    # the gap that follows when it gets faster.
+    blocked = iv.union_of([host.sync, host.copy, host.mpi])
+    waited = iv.contains_many(blocked, gs)
+    seg = be - bs
+    critical = int(seg[:-1][waited].sum()) + int(seg[-1]) if len(seg) else 0
+    return GapTable(device, gs, ge, owner, rest, overhead, recoverable, cover, critical)
+
+
+def device_gaps(busy: iv.Merged, table: GapTable, span_start: int, span_end: int) -> DeviceGaps:
+    """The DeviceGaps summary of one device: window, histogram, idle by cause, the largest gaps."""
+    durations = table.end - table.start
+    window = int(busy[1][-1] - busy[0][0]) if len(busy[0]) else 0
+    busy_len = iv.length(busy)
+    hist = []
+    for label, lo, hi in GAP_BUCKETS:
+        mask = (durations >= lo) if hi is None else ((durations >= lo) & (durations < hi))
+        hist.append(GapBucket(label=label, lower_ns=lo, upper_ns=hi, count=int(mask.sum()),
+                              total_ns=int(durations[mask].sum())))
+    idle, rec = table.totals()
+    order = np.argsort(-durations, kind="stable")[:LARGEST_GAPS]
+    largest = []
+    for i in order.tolist():
+        length = int(durations[i])
+        cover = {k: round(100.0 * int(v[i]) / length, 3) for k, v in table.cover.items()} if length else {}
+        owner = GAP_CAUSES[int(table.owner[i])]
+        if 2 * int(table.overhead_ns[i]) > length:
+            owner = "overhead"
+        largest.append(Gap(device=table.device, start_ns=int(table.start[i]) - span_start, duration_ns=length,
+                           host_activity=owner, host_cover_pct=cover,
+                           recoverable_ns=int(table.recoverable_ns[i])))
+    return DeviceGaps(
+        device=table.device, window_ns=window, busy_ns=busy_len, idle_ns=idle_ns(window, busy_len),
+        gap_count=len(durations),
+        leading_idle_ns=int(busy[0][0] - span_start) if len(busy[0]) else 0,
+        trailing_idle_ns=int(span_end - busy[1][-1]) if len(busy[0]) else 0,
+        idle_by_cause={c: v for c, v in idle.items() if v}, recoverable_by_cause={c: v for c, v in rec.items() if v},
+        critical_busy_ns=table.critical_busy_ns, histogram=hist, largest=largest)
+
+
+def clipped_totals(tables: list[GapTable], lo: int, hi: int) -> tuple[dict[str, int], dict[str, int]]:
+    """Idle and recoverable time by cause of the gaps of `tables` inside [lo, hi) (absolute ns).
+
+    A gap straddling a boundary counts in proportion to its overlap, so the phases' totals add up to
+    the whole run's.
+    """
+    idle = {c: 0 for c in GAP_CAUSES}
+    rec = {c: 0 for c in GAP_CAUSES}
+    for t in tables:
+        length = t.end - t.start
+        overlap = np.clip(np.minimum(t.end, hi) - np.maximum(t.start, lo), 0, None)
+        weights = np.where(length > 0, overlap / np.maximum(length, 1), 0.0)
+        i, r = t.totals(weights)
+        for c in GAP_CAUSES:
+            idle[c] += i[c]
+            rec[c] += r[c]
+    return {c: v for c, v in idle.items() if v}, {c: v for c, v in rec.items() if v}

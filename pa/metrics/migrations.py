@@ -1,0 +1,60 @@
+"""Unified (managed) memory migrations: pages the driver moved on demand, and what prefetching wins.
+
+With managed memory (cudaMallocManaged / hipMallocManaged) the driver moves pages between host and
+device when they are touched: a GPU page fault stalls the kernel that touched the page, a CPU fault
+the host thread. Nsight Systems records each migration as a copy of a "Unified" kind with its cause
+(pa: copies.migration). Fault-driven migrations move small groups of pages at a fraction of the
+link's bandwidth; prefetching (cudaMemPrefetchAsync / hipMemPrefetchAsync), memory advice or
+explicit copies move the same bytes in bulk, ahead of the kernel that needs them.
+
+Per device, over the migrations whose cause is a page fault:
+- busy: their union; exposed: the part no kernel overlaps (the GPU does nothing else); overlapped:
+  the part under kernels (the kernels are stalled by faults for an unknown share of it, so it is
+  reported and never claimed);
+- recoverable: the exposed time minus the time the same bytes take at the host link's assumed peak
+  (what a bulk prefetch still costs when no compute hides it): max(0, exposed − bytes / peak).
+  Without a known link peak nothing is claimed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pa.metrics import intervals as iv
+from pa.metrics.activity import Ops
+from pa.metrics.model import HardwareLimits, MigrationCause, MigrationSummary
+from pa.profile.canonical import MIGRATION_CAUSES
+
+_FAULT = MIGRATION_CAUSES.index("page_fault")
+
+
+def migration_summary(copies: Ops, cx: dict[str, np.ndarray], kernels: dict[int, iv.Merged],
+                      hardware: dict[int, HardwareLimits]) -> MigrationSummary | None:
+    """The migrations among `copies` (cx["migration_code"] ≥ 0); None when there are none."""
+    code = cx["migration_code"]
+    moved = code >= 0
+    if not moved.any():
+        return None
+    nbytes = np.where(cx["bytes"] < 0, 0, cx["bytes"])
+    dur = copies.end - copies.start
+    by_cause = {}
+    for i, cause in enumerate(MIGRATION_CAUSES):
+        m = code == i
+        if m.any():
+            by_cause[cause] = MigrationCause(count=int(m.sum()), bytes=int(nbytes[m].sum()), total_ns=int(dur[m].sum()))
+    busy = exposed = recoverable = fault_bytes = 0
+    for d in np.unique(copies.device[code == _FAULT]).tolist():
+        f = (code == _FAULT) & (copies.device == d)
+        merged = iv.merge(copies.start[f], copies.end[f])
+        k = kernels.get(int(d), iv.EMPTY)
+        dev_busy, dev_exposed = iv.length(merged), iv.subtract_length(merged, k)
+        dev_bytes = int(nbytes[f].sum())
+        peak = hardware[d].host_link_bandwidth_bps if d in hardware else None
+        busy += dev_busy
+        exposed += dev_exposed
+        fault_bytes += dev_bytes
+        if peak:
+            recoverable += max(0, dev_exposed - int(dev_bytes * 1e9 / peak))
+    return MigrationSummary(count=int(moved.sum()), bytes=int(nbytes[moved].sum()), total_ns=int(dur[moved].sum()),
+                            by_cause=by_cause, fault_bytes=fault_bytes, fault_busy_ns=busy, fault_exposed_ns=exposed,
+                            fault_overlapped_ns=busy - exposed, fault_recoverable_ns=recoverable)

@@ -1,0 +1,579 @@
+"""ProfileSummary: every metric `pa summary` computes, as a typed, JSON-serialisable model.
+
+Times are integer nanoseconds and sizes integer bytes throughout; percentages and ratios are floats
+computed from those integers and rounded only when rendered. A field that could not be computed is
+None (never 0) and the reason is in `skipped`. `schemas/summary.schema.json` is generated from this
+model (`pa schema summary`) and checked by a test.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pa.metrics.phases.model import PhaseSummary
+
+SUMMARY_SCHEMA_VERSION = "1.3"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QueryFileRef(_Model):
+    """A query file that produced one relation, for provenance."""
+
+    relation: str
+    path: str = Field(description="path under queries/, e.g. nsys/base/kernels.sql")
+    sha256: str
+
+
+class ProfileInfo(_Model):
+    """Which file was read and how."""
+
+    file_name: str
+    path: str | None = Field(None, description="absolute path; only kept when asked (--keep-paths)")
+    sha256: str
+    size_bytes: int
+    format: str = Field(description="nsys or rocpd")
+    vendor: str = Field(description="nvidia or amd")
+    schema_version: str
+    product_version: str | None = None
+    query_set: str = Field(description="query set used, e.g. nsys/3.24")
+    query_files: list[QueryFileRef] = Field(default_factory=list)
+    host_name: str | None = None
+    rank: int | None = Field(None, description="MPI rank of this file when known")
+
+
+class SkippedItem(_Model):
+    """An analysis that was not done, and why ("could not look" is never "healthy")."""
+
+    what: str
+    reason: str
+
+
+class HardwareLimits(_Model):
+    """Hardware facts of one device as the profile records them (None: not recorded)."""
+
+    sm_count: int | None = None
+    memory_bandwidth_bps: int | None = None
+    clock_hz: int | None = None
+    l2_bytes: int | None = None
+    memory_bytes: int | None = None
+    threads_per_warp: int | None = None
+    max_warps_per_sm: int | None = None
+    max_threads_per_block: int | None = None
+    max_blocks_per_sm: int | None = None
+    max_registers_per_sm: int | None = None
+    max_shared_per_sm: int | None = None
+    max_shared_per_block: int | None = None
+    compute_capability: str | None = None
+    simd_per_cu: int | None = None
+    host_link: str | None = Field(None, description="assumed host link, e.g. 'PCIe 4.0 x16'")
+    host_link_bandwidth_bps: int | None = Field(
+        None, description="assumed peak of the host link per direction (not in the profile)")
+
+
+class DeviceSummary(_Model):
+    """Per-device activity. busy = union of kernel, copy and memset intervals on this device."""
+
+    id: int = Field(description="device number as the profile numbers it")
+    name: str | None = None
+    bus_location: str | None = None
+    used: bool = Field(description="true when the profile has GPU activity on this device")
+    kernel_count: int = 0
+    kernel_time_ns: int = Field(0, description="sum of kernel durations (may exceed busy with streams)")
+    kernel_busy_ns: int = Field(0, description="union of kernel intervals")
+    copy_time_ns: int = 0
+    memset_time_ns: int = 0
+    busy_ns: int = 0
+    utilization_pct: float | None = Field(None, description="busy / span × 100")
+    kernel_concurrency: float | None = Field(
+        None, description="kernel_time / kernel_busy: mean number of kernels running while any runs")
+    exposed_copy_ns: int | None = Field(
+        None, description="copy union not overlapped by kernels on this device; None when copies were not read")
+    kernel_only_ns: int = Field(
+        0, description="kernel union not overlapped by copies on this device: the compute a copy could hide behind")
+    compute_busy_ns: int = Field(0, description="union of the compute kernels (communication kernels excluded)")
+    communication_kernel_count: int = Field(0, description="NCCL/RCCL kernels (kernel_classes: communication)")
+    communication_time_ns: int = Field(0, description="sum of communication kernel durations")
+    communication_busy_ns: int = Field(0, description="union of the communication kernels")
+    communication_exposed_ns: int = Field(
+        0, description="communication union not overlapped by compute kernels (waiting for peers included)")
+    communication_recoverable_ns: int = Field(
+        0, description="exposed communication that compute not already overlapping communication could hide: "
+                       "min(exposed, compute busy − overlapped communication)")
+    first_activity_ns: int | None = None
+    last_activity_ns: int | None = None
+    hardware: HardwareLimits = Field(default_factory=HardwareLimits)
+
+
+class GpuTotals(_Model):
+    """Totals over the devices with activity. Devices are never merged into one timeline.
+
+    Sums over devices are device time: on several GPUs they add up to span × devices, not the span.
+    """
+
+    device_count: int = Field(description="devices with GPU activity")
+    kernel_count: int
+    kernel_time_ns: int
+    kernel_busy_ns: int = Field(0, description="sum over used devices of the union of kernel intervals")
+    busy_ns: int = Field(description="sum over used devices of per-device busy time (kernels, copies, memsets)")
+    utilization_pct: float | None = Field(
+        None, description="busy / (span × device_count) × 100: any GPU activity, copies and memsets included")
+    kernel_utilization_pct: float | None = Field(
+        None, description="kernel busy / (span × device_count) × 100: kernels alone")
+    copy_time_ns: int | None = Field(0, description="sum of copy durations; None when copies were not read")
+    memset_time_ns: int | None = Field(0, description="sum of memset durations; None when memsets were not read")
+    exposed_copy_ns: int | None = Field(
+        0, description="copy time not overlapped by kernels on the same device; None when copies were not read")
+    window_ns: int = Field(0, description="sum over devices of the active window (first to last GPU operation)")
+    leading_idle_ns: int = Field(0, description="sum over devices of span start → first GPU operation")
+    trailing_idle_ns: int = Field(0, description="sum over devices of last GPU operation → span end")
+    idle_in_window_ns: int = Field(0, description="sum over devices of idle time inside the active window")
+    idle_by_cause: dict[str, int] = Field(
+        default_factory=dict, description="idle_in_window_ns partitioned by gap cause (see DeviceGaps)")
+    recoverable_by_cause: dict[str, int] = Field(
+        default_factory=dict, description="per gap cause, the idle time its fix can recover (see DeviceGaps)")
+    critical_busy_ns: int = Field(0, description="sum over devices of the busy time the host waited on (DeviceGaps)")
+    compute_busy_ns: int = Field(0, description="sum over used devices of the union of compute kernels "
+                                                "(communication kernels excluded)")
+    communication_kernel_count: int = 0
+    communication_time_ns: int = Field(0, description="sum of NCCL/RCCL kernel durations")
+    communication_busy_ns: int = Field(0, description="sum over devices of the union of communication kernels")
+    communication_exposed_ns: int = Field(0, description="sum over devices of communication not overlapped by compute")
+    communication_recoverable_ns: int = Field(
+        0, description="what overlapping communication with compute recovers, device time: the smallest per-device "
+                       "gain (DeviceSummary) times the devices that communicate, since the collectives tie them "
+                       "together and the run shortens by the slowest GPU's gain at most")
+    communication_devices: int = Field(0, description="devices that ran communication kernels")
+    compute_imbalance_ns: int | None = Field(
+        None, description="over the devices that ran communication kernels (two or more): the largest compute "
+                          "busy minus their mean, the time the slowest device keeps the others waiting in "
+                          "collectives; None with fewer than two")
+    first_operation_ns: int | None = Field(
+        None, description="offset from the span start of the first GPU operation on any device")
+    last_operation_ns: int | None = Field(
+        None, description="offset from the span start of the end of the last GPU operation on any device")
+
+
+class GapBucket(_Model):
+    """One bucket of the idle-gap histogram."""
+
+    label: str
+    lower_ns: int
+    upper_ns: int | None
+    count: int
+    total_ns: int
+
+
+class Gap(_Model):
+    """One idle interval of a device and what the host was doing meanwhile."""
+
+    device: int
+    start_ns: int = Field(description="offset from the span start")
+    duration_ns: int
+    host_activity: str = Field(
+        description="the gap's cause: sync, copy_wait, launch, alloc, mpi, cpu_stall, overhead or unknown")
+    host_cover_pct: dict[str, float] = Field(
+        default_factory=dict, description="share of the gap covered by each kind of host call "
+                                          "(sync, copy, launch, alloc, mpi)")
+    recoverable_ns: int = Field(0, description="what the fix of its cause can recover of this gap")
+
+
+class HostWork(_Model):
+    """What the host was doing in a device's host-work gaps (cause cpu_stall), from one source."""
+
+    source: str = Field(description="os_runtime (OS calls, outermost only) or cpu_samples (leaf function)")
+    name: str
+    ns: int | None = Field(None, description="os_runtime: gap time its calls cover")
+    samples: int | None = Field(None, description="cpu_samples: samples taken inside the gaps")
+    share_pct: float = Field(description="of the host-work gap time (os_runtime) or of the samples in it")
+
+
+class DeviceRead(_Model):
+    """A framework call site that reads a device value (NVTX range such as aten::item): the host waits."""
+
+    name: str = Field(description="the range name without its op id / sequence suffix")
+    count: int
+    range_ns: int = Field(description="union of its ranges per process, summed over processes")
+    host_blocked_ns: int = Field(description="time inside them the host spent blocked on the GPU (sync calls, "
+                                             "copy calls that waited for their copy)")
+    gpu_idle_ns: int = Field(description="in-window GPU idle gaps that start while the host is inside them, "
+                                         "Σ over devices")
+    recoverable_ns: int = Field(description="of those gaps that are synchronisation round trips, what running ahead "
+                                            "recovers (as for gap cause sync), Σ over devices")
+
+
+class DeviceReads(_Model):
+    """Framework calls that read device values (DeviceRead per call site) and their totals.
+
+    The totals are over the union of every call site's ranges, so call sites nested in one another
+    (aten::item inside aten::is_nonzero) count their shared time once.
+    """
+
+    sites: list[DeviceRead]
+    host_blocked_ns: int
+    gpu_idle_ns: int
+    recoverable_ns: int
+
+
+class DeviceGaps(_Model):
+    """Idle gaps of one device inside its active window (first to last GPU operation).
+
+    Each gap has one cause (pa/metrics/gaps.py): overhead (the part profiler overhead covers),
+    cpu_stall (host work outside the GPU API: most of the gap and at least 1 ms, or most of a gap no
+    wait explains), sync / copy_wait (the host blocked on the GPU when it ran dry, and running ahead
+    would hide most of the gap: a round trip), launch, alloc, mpi (the call kind covering most of the
+    gap), unknown (no host calls captured). `recoverable_by_cause` is what each
+    cause's fix can recover as the trace proves it: min(gap, busy interval before it) for round
+    trips; for host work and MPI together at most the device's busy time (work overlapped with GPU
+    work can hide only behind GPU work); the gap
+    for launch; the calls' own time for alloc; nothing for overhead.
+    """
+
+    device: int
+    window_ns: int
+    busy_ns: int
+    idle_ns: int = Field(description="window − busy")
+    gap_count: int
+    leading_idle_ns: int = Field(description="span start → first GPU operation on this device")
+    trailing_idle_ns: int = Field(description="last GPU operation → span end")
+    idle_by_cause: dict[str, int] = Field(default_factory=dict, description="idle_ns partitioned by gap cause")
+    recoverable_by_cause: dict[str, int] = Field(
+        default_factory=dict, description="per cause, the idle time its fix can recover")
+    critical_busy_ns: int = Field(
+        0, description="busy time the host waited on (busy intervals ending while it was blocked in a sync, "
+                       "copy or MPI call, and the last one): faster GPU work shortens the run only there")
+    host_work: list[HostWork] = Field(
+        default_factory=list, description="what the host was doing in the host-work gaps, where the export "
+                                          "has OS runtime calls or CPU samples (largest share first)")
+    histogram: list[GapBucket]
+    largest: list[Gap]
+
+
+class KernelStats(_Model):
+    """Statistics of one kernel, grouped by full demangled name."""
+
+    name: str
+    short_name: str | None = None
+    display_name: str | None = Field(
+        None, description="the short name, plus what tells it apart when several kernels share it "
+                          "(first template argument, then a number in rank order)")
+    devices: list[int] = Field(default_factory=list)
+    kernel_class: str = Field("compute", description="compute, or communication (an NCCL/RCCL kernel)")
+    count: int
+    total_ns: int
+    mean_ns: float
+    min_ns: int
+    max_ns: int
+    std_ns: float = Field(description="population standard deviation, two-pass (stable)")
+    cv: float | None = Field(None, description="std / mean")
+    share_of_gpu_time_pct: float | None = None
+    grid: list[int] | None = Field(None, description="most frequent grid, blocks (x, y, z)")
+    block: list[int] | None = Field(None, description="most frequent block, threads (x, y, z)")
+    launch_configs: int = Field(1, description="number of distinct grid/block configurations")
+    registers_per_thread: int | None = None
+    shared_bytes: int | None = Field(None, description="static + dynamic shared memory (LDS) per block")
+    wave_fill_ratio: float | None = Field(
+        None, description="blocks / (SMs × resident blocks per SM by thread and block limits), capped "
+                          "at 1; a wave-fill ratio, not occupancy")
+
+
+class CopyStats(_Model):
+    """Copies of one direction and memory-kind pair."""
+
+    direction: str
+    src_kind: str
+    dst_kind: str
+    count: int
+    bytes: int
+    total_ns: int
+    mean_bytes: float
+    effective_bandwidth_bps: float | None = Field(None, description="bytes / total time")
+    peak_bandwidth_bps: int | None = Field(
+        None, description="host link for host/peer copies, device memory for DtoD")
+    peak_basis: str | None = None
+    bandwidth_pct_of_peak: float | None = None
+    pinned_estimate_ns: int | None = Field(
+        None, description="pageable host copies only: time the same copies would take from pinned memory, "
+                          "each at the achievable pinned rate but no faster than the fastest copy of its "
+                          "direction, never more than it took")
+    pinned_rate_bps: float | None = Field(None, description="the achievable pinned rate used for the estimate")
+    pinned_rate_basis: str | None = Field(None, description="where that rate comes from")
+
+
+class RoundTrip(_Model):
+    """Copies of one size that go to the device and come back, again and again."""
+
+    bytes: int
+    htod_count: int
+    htod_ns: int
+    dtoh_count: int
+    dtoh_ns: int
+
+
+class CopyTotals(_Model):
+    """Copies summed by direction."""
+
+    direction: str
+    count: int
+    bytes: int
+    total_ns: int
+    pageable_bytes: int = 0
+
+
+class MigrationCause(_Model):
+    """Unified-memory migrations of one cause."""
+
+    count: int
+    bytes: int
+    total_ns: int
+
+
+class MigrationSummary(_Model):
+    """Unified (managed) memory migrations (pa.metrics.migrations); explicit copies are elsewhere."""
+
+    count: int
+    bytes: int
+    total_ns: int
+    by_cause: dict[str, MigrationCause] = Field(
+        default_factory=dict, description="page_fault, user_prefetch, speculative_prefetch, eviction, "
+                                          "access_counters, unknown")
+    fault_bytes: int = Field(0, description="bytes moved by page-fault migrations")
+    fault_busy_ns: int = Field(0, description="union of page-fault migrations, summed over devices")
+    fault_exposed_ns: int = Field(0, description="that union where no kernel runs on the device")
+    fault_overlapped_ns: int = Field(
+        0, description="that union under kernels: faults stall the kernels for an unknown share of it (not claimed)")
+    fault_recoverable_ns: int = Field(
+        0, description="what prefetching recovers: per device max(0, exposed − fault bytes / host-link peak), "
+                       "summed; 0 where the link peak is unknown")
+
+
+class CopySummary(_Model):
+    """All copy facts."""
+
+    count: int
+    bytes: int
+    total_ns: int
+    busy_ns: int = Field(description="union of copy intervals, summed over devices")
+    exposed_ns: int = Field(description="copy union not overlapped by kernels on the same device")
+    pageable_bytes: int
+    pageable_share_pct: float | None = Field(None, description="pageable / host-side bytes × 100")
+    by_direction: list[CopyTotals]
+    by_kind: list[CopyStats]
+    round_trips: list[RoundTrip] = Field(
+        default_factory=list, description="sizes copied host→device and back at least twice each way, the "
+                                          "largest by time first (at most 10; round_trip_* are totals over all)")
+    round_trip_count: int = Field(0, description="Σ over those sizes of min(HtoD count, DtoH count)")
+    round_trip_ns: int = Field(0, description="time of all their copies")
+    round_trip_resident_saving_ns: int = Field(
+        0, description="what keeping those buffers resident on the device would save: all their copies but "
+                       "the first upload and the last download of each size")
+    migrations: MigrationSummary | None = Field(
+        None, description="unified-memory migrations (None: none recorded); by_direction, by_kind and the "
+                          "round trips count explicit copies only")
+
+
+class MemsetStats(_Model):
+    """Memsets by memory kind."""
+
+    mem_kind: str
+    count: int
+    bytes: int | None = Field(description="None when the profile does not record memset sizes (rocpd)")
+    total_ns: int
+
+
+class ApiBlocked(_Model):
+    """CPU time blocked in one synchronising API (merged over threads of a process)."""
+
+    name: str
+    count: int
+    total_ns: int = Field(description="sum of call durations")
+    union_ns: int = Field(description="union over threads, summed over processes")
+
+
+class SyncSummary(_Model):
+    """CPU blocked in synchronisation and GPU-side sync records."""
+
+    cpu_blocked_ns: int = Field(description="union over threads per process, summed over processes")
+    process_count: int = Field(1, description="processes that made GPU API calls")
+    cpu_blocked_pct_of_span: float | None = Field(
+        None, description="per process: cpu_blocked_ns / (span × process_count) × 100, never above 100")
+    call_count: int
+    by_api: list[ApiBlocked]
+    gpu_sync_events: dict[str, int] = Field(default_factory=dict, description="count by sync type")
+    gpu_sync_time_ns: dict[str, int] = Field(default_factory=dict, description="time by sync type")
+    blocking_copy_calls: int = Field(
+        0, description="copy and memset calls that returned only after their GPU operation ended: the host "
+                       "waited like in a sync call, whatever the call's name (a pageable cudaMemcpyAsync does)")
+    blocking_copy_ns: int = Field(0, description="host time in those calls: union per process, summed over processes")
+    blocking_copy_pct_of_span: float | None = Field(None, description="per process, like cpu_blocked_pct_of_span")
+
+
+class AllocSummary(_Model):
+    """Device memory allocation and free calls (cudaMalloc/cudaFree, cuMemAlloc, hipMalloc, ...)."""
+
+    calls: int
+    time_ns: int = Field(description="union per process of the calls, summed over processes")
+    calls_in_window: int = Field(description="calls inside the GPUs' active window (steady state)")
+    time_in_window_ns: int = Field(description="their time, union per process, summed over processes")
+
+
+class LaunchApiStats(_Model):
+    """Launch overhead of one launch API name."""
+
+    name: str
+    count: int
+    api_mean_ns: float
+    idle_queue_launches: int = Field(description="launches whose stream was idle when the call ended")
+    latency_mean_ns: float | None = Field(None, description="API end → kernel start, idle queue only")
+    latency_median_ns: float | None = None
+    latency_p95_ns: float | None = None
+
+
+class LaunchSummary(_Model):
+    """Launch overhead: API end → kernel start where the queue was empty."""
+
+    launch_count: int
+    launches_per_s: float | None = None
+    correlated_kernels: int = Field(description="kernels matched to their launch call")
+    small_kernel_count: int = Field(description="kernels shorter than the API call that launched them")
+    started_before_return: int = Field(
+        0, description="kernels that started before their launch call returned: queued behind the call, "
+                       "not a launch latency (left out of the latency statistics)")
+    small_kernel_fraction: float | None = None
+    api_time_ns: int = Field(description="sum of launch call durations")
+    by_api: list[LaunchApiStats]
+
+
+class StreamStats(_Model):
+    """One (device, stream) pair: stream ids are only unique per device."""
+
+    device: int
+    stream: int
+    kernel_count: int
+    copy_count: int
+    memset_count: int
+    busy_ns: int
+    share_of_span_pct: float | None = None
+
+
+class MarkerStats(_Model):
+    """NVTX / rocTX ranges of one name."""
+
+    name: str
+    domain: str | None = None
+    count: int
+    total_ns: int
+    mean_ns: float
+    max_depth: int = 0
+    name_variants: int = Field(1, description="raw names aggregated under this normalised name "
+                                              "(pa.metrics.marker_names)")
+
+
+class TopLevelRange(_Model):
+    """A range at nesting depth 0 on its thread and domain (start/end ranges are always depth 0)."""
+
+    pid: int
+    tid: int
+    name: str
+    start_ns: int = Field(description="offset from the span start")
+    duration_ns: int
+
+
+class IterationStats(_Model):
+    """The repeated same-named top-level range taken as the run's iteration (pa.metrics.iterations)."""
+
+    name: str = Field(description="normalised range name, e.g. 'Iteration #'")
+    pid: int
+    tid: int
+    count: int = Field(description="top-level ranges of this name on that thread")
+    total_ns: int
+    median_ns: int = Field(description="median duration of one iteration")
+    min_ns: int
+    max_ns: int
+
+
+class MarkerSummary(_Model):
+    """NVTX / rocTX markers."""
+
+    count: int
+    open_ranges: int = Field(description="ranges still open at the end of the capture (ignored in sums)")
+    by_name: list[MarkerStats]
+    top_level_count: int = Field(0, description="ranges at depth 0, all threads")
+    top_level: list[TopLevelRange] = Field(
+        description="the longest top-level ranges, at most 50 (see top_level_count for the total)")
+    merged_names: int = Field(0, description="raw names that normalisation merged into another (ids, "
+                                             "sequence numbers, addresses dropped)")
+    iterations: IterationStats | None = Field(
+        None, description="the repeated top-level range taken as one iteration; None when no name repeats "
+                          "at least 3 times at the top level")
+
+
+class MpiOpStats(_Model):
+    """One MPI operation name."""
+
+    name: str
+    kind: str
+    count: int
+    total_ns: int = Field(description="merged per thread, summed over threads")
+    mean_ns: float
+    max_ns: int
+    bytes: int | None = None
+
+
+class MpiSummary(_Model):
+    """MPI calls of this file."""
+
+    ranks: list[int] = Field(default_factory=list)
+    call_count: int
+    total_ns: int = Field(description="union over threads per process, summed over processes")
+    process_count: int = Field(1, description="processes with MPI calls")
+    pct_of_span: float | None = Field(None, description="per process: total / (span × process_count) × 100")
+    by_kind: dict[str, int] = Field(default_factory=dict, description="union time by p2p/collective/wait/other")
+    by_op: list[MpiOpStats]
+
+
+class OverheadSummary(_Model):
+    """Profiler overhead, kept apart from the application's time."""
+
+    count: int
+    total_ns: int = Field(description="union over threads per process, summed over processes")
+    process_count: int = Field(1, description="processes with overhead records")
+    pct_of_span: float | None = Field(None, description="per process: total / (span × process_count) × 100")
+
+
+class ProfileSummary(_Model):
+    """Everything `pa summary` knows about one profile."""
+
+    summary_schema_version: str = SUMMARY_SCHEMA_VERSION
+    pa_version: str
+    profile: ProfileInfo
+    span_start_ns: int | None = Field(None, description="first event of any kind, profile clock")
+    span_end_ns: int | None = None
+    span_ns: int = Field(description="first to last event of any kind")
+    gpu: GpuTotals
+    devices: list[DeviceSummary]
+    idle_gaps: list[DeviceGaps]
+    kernels: list[KernelStats] = Field(description="all kernels, largest total first")
+    copies: CopySummary | None = None
+    memsets: list[MemsetStats] | None = None
+    sync: SyncSummary | None = None
+    device_reads: DeviceReads | None = Field(
+        None, description="framework calls that read device values, by call site; None when no markers")
+    allocations: AllocSummary | None = None
+    launch: LaunchSummary | None = None
+    streams: list[StreamStats]
+    markers: MarkerSummary | None = None
+    mpi: MpiSummary | None = None
+    overhead: OverheadSummary | None = None
+    phases: list[PhaseSummary] | None = Field(
+        None, description="non-overlapping phases of the timeline (markers or kernel mix); None: no kernels")
+    captured: dict[str, bool] = Field(
+        default_factory=dict, description="which kinds of data the export holds (relation name -> rows "
+                                          "present), so that nothing asks to capture what is already there")
+    host_side: dict[str, int] | None = Field(
+        None, description="facts recovered from host API arguments when GPU activity tables are empty "
+                          "(degraded capture); host-side, never GPU activity")
+    skipped: list[SkippedItem] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)

@@ -1,0 +1,554 @@
+"""Build the ProfileSummary of one profile: open → detect → query set → relations → metrics.
+
+This is the whole of Stage 1 and runs offline. Each aspect is computed only when the relations it
+needs are available; otherwise it is None and `skipped` says why ("not captured" is never shown as
+zero).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pa.metrics import host as host_metrics
+from pa.metrics import intervals as iv
+from pa.metrics.activity import Ops, device_activity, stream_stats
+from pa.metrics.communication import communication_name_ids, device_communication
+from pa.metrics.degraded import rocpd_capture_checks
+from pa.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
+from pa.metrics.hardware import host_link, spec_memory_bandwidth
+from pa.metrics.host_work import compile_ranges, device_reads, host_work, marker_name_read
+from pa.metrics.kernels import kernel_names, kernel_stats, launch_configs
+from pa.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
+from pa.metrics.migrations import migration_summary
+from pa.metrics.model import (
+    CopyStats,
+    CopySummary,
+    DeviceGaps,
+    DeviceSummary,
+    GpuTotals,
+    HardwareLimits,
+    ProfileInfo,
+    ProfileSummary,
+    QueryFileRef,
+    SkippedItem,
+    SyncSummary,
+)
+from pa.metrics.phases.detect import DEFAULT_MAX_PHASES, detect_phases
+from pa.metrics.phases.model import PhaseSummary
+from pa.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from pa.metrics.transfers import COPY_CODES, copy_stats, memset_stats, round_trips
+from pa.profile.detect import detect
+from pa.profile.open import open_readonly, sha256_of
+from pa.profile.queryset import resolve
+from pa.profile.relations import VALID, Relations
+from pa.version import __version__
+
+GPU_RELATIONS = ("kernels", "copies", "memsets")
+# Above this many GPU-relevant API calls, phase detection runs after the other metrics instead of
+# beside them (see _summarize_in): the overlap saves a fraction of a second, the extra peak memory
+# on a capture of ten million calls is a few hundred MB.
+OVERLAP_PHASES_MAX_CALLS = 2_000_000
+# Formats whose copies, memsets and markers are read on the worker thread, beside the API-call
+# scan (see _summarize_in).
+WORKER_SCANS_FORMATS = frozenset({"rocpd"})
+SPAN_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls", "overhead",
+                  "os_calls", "driver_jit")
+# Relations whose presence (with at least one row) `ProfileSummary.captured` reports.
+CAPTURED_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "markers", "mpi_calls",
+                      "os_calls", "cpu_samples", "overhead")
+
+
+def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES,
+              marker_naming: MarkerNaming = DEFAULT_NAMING,
+              thresholds: Thresholds = DEFAULT_THRESHOLDS, query_dirs: Sequence[Path] = ()) -> ProfileSummary:
+    """Open `path` read-only and compute its ProfileSummary.
+
+    Marker names are normalised by `marker_naming`; phases, gaps and copies are classified with the
+    site-tunable `thresholds` (RuleSet.thresholds under `pa analyze`, the defaults under `pa summary`).
+    query_dirs: user query directories layered over the bundled sets (pa.profile.queryset).
+    """
+    path = Path(path)
+    conn = open_readonly(path)
+    try:
+        fmt = detect(conn, path)
+        qs = resolve(fmt.format, fmt.schema_version, query_dirs=query_dirs)
+        rel = Relations.bind(conn, qs)
+        return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
+                          keep_paths, max_phases, marker_naming, thresholds)
+    finally:
+        conn.close()
+
+
+@contextmanager
+def _own_relations(path: Path, rel: Relations) -> Iterator[Relations]:
+    """The profile's relations `rel` on a read-only connection of the calling thread's own."""
+    conn = open_readonly(path)
+    try:
+        yield rel.on(conn)
+    finally:
+        conn.close()
+
+
+def _kernel_side(path: Path, bound: Relations, warnings: list[str]
+                 ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]]]:
+    """The kernel scan and the kernel names (run in the worker thread)."""
+    with _own_relations(path, bound) as rel:
+        kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
+        return kernels, kx, kernel_names(rel) if rel.available("kernels") else {}
+
+
+def _marker_side(path: Path, bound: Relations, naming: MarkerNaming) -> host_metrics.MarkerScan:
+    """The marker scan (run in the worker thread, beside the API-call scan of this one)."""
+    with _own_relations(path, bound) as rel:
+        return host_metrics.scan_markers(rel, naming, keep=marker_name_read)
+
+
+def _ops_side(path: Path, bound: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
+              expressions: dict[str, str] | None = None) -> tuple[Ops, dict[str, np.ndarray]]:
+    """_ops on the worker thread's own connection."""
+    with _own_relations(path, bound) as rel:
+        return _ops(rel, relation, warnings, extra, expressions)
+
+
+def _phases(path: Path, bound: Relations, span_start: int, span_end: int, max_phases: int,
+            kernels: dict[str, np.ndarray], names: dict[int, tuple[str, str | None]],
+            prefetched: dict[str, dict[str, np.ndarray]],
+            marker_runs: list[list[tuple[str, int, int]]], thresholds: Thresholds) -> list[PhaseSummary] | None:
+    """Phase detection (run in the worker thread, or in this one on very large captures)."""
+    with _own_relations(path, bound) as rel:
+        return detect_phases(rel, span_start, span_end, max_phases,
+                             kernels=kernels, names=names, prefetched=prefetched, marker_runs=marker_runs,
+                             thresholds=thresholds)
+
+
+def _ops(rel: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
+         expressions: dict[str, str] | None = None) -> tuple[Ops, dict[str, np.ndarray]]:
+    names = (*extra, *(expressions or {}))
+    if not rel.available(relation):
+        return Ops.empty(), {c: np.zeros(0, dtype=np.int64) for c in names}
+    cols, bad = rel.intervals(relation, ("device", "stream", "pid", *extra), expressions)
+    if bad:
+        warnings.append(f"{bad} {relation} record(s) with no end or end < start were ignored "
+                        "(still open at the end of the capture?)")
+    return Ops(cols["start"], cols["end"], cols["device"], cols["stream"], cols["pid"]), \
+        {c: cols[c] for c in names}
+
+
+def _span(rel: Relations, fetched: list[Ops], api: host_metrics.ApiCalls | None,
+          markers: host_metrics.MarkerScan | None) -> tuple[int | None, int | None]:
+    """First start and last end over every event of any kind.
+
+    GPU operations, GPU-relevant API calls and markers have been read already; the rest is asked in SQL.
+    """
+    starts = [int(o.start.min()) for o in fetched if len(o.start)]
+    ends = [int(o.end.max()) for o in fetched if len(o.end)]
+    if api is not None:
+        if len(api.start):
+            starts.append(int(api.start.min()))
+            ends.append(int(api.end.max()))
+        if api.extent[0] is not None:
+            starts.append(int(api.extent[0]))
+            ends.append(int(api.extent[1]))  # type: ignore[arg-type]
+    if markers is not None and markers.extent[0] is not None:
+        starts.append(int(markers.extent[0]))
+        ends.append(int(markers.extent[1]))  # type: ignore[arg-type]
+    read = {*GPU_RELATIONS, "api_calls", "markers"}
+    parts = [f"SELECT min(start) AS s, max(\"end\") AS e FROM pa_{r} WHERE {VALID}"
+             for r in SPAN_RELATIONS if r not in read and rel.available(r)]
+    if parts:
+        row = rel.query("SELECT min(s), max(e) FROM (" + " UNION ALL ".join(parts) + ")")[0]
+        if row[0] is not None:
+            starts.append(int(row[0]))
+            ends.append(int(row[1]))
+    if not starts:
+        return None, None
+    return min(starts), max(ends)
+
+
+def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]]:
+    out: dict[int, tuple[dict[str, Any], HardwareLimits]] = {}
+    if not rel.available("devices"):
+        return out
+    for row in rel.rows("SELECT * FROM pa_devices"):
+        r: dict[str, Any] = dict(row)
+        if r.get("memory_bandwidth_bps") is None:   # rocpd records none: the product's spec sheet
+            r["memory_bandwidth_bps"] = spec_memory_bandwidth(r.get("name"))
+        link, link_bw = host_link(r.get("name"), r.get("compute_capability"))
+        hw = HardwareLimits(**{k: r.get(k) for k in HardwareLimits.model_fields
+                               if k in r}, host_link=link, host_link_bandwidth_bps=link_bw)
+        out[int(r["device"])] = (r, hw)
+    return out
+
+
+def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version: str,
+               product_version: str | None, keep_paths: bool,
+               max_phases: int = DEFAULT_MAX_PHASES, marker_naming: MarkerNaming = DEFAULT_NAMING,
+               thresholds: Thresholds = DEFAULT_THRESHOLDS) -> ProfileSummary:
+    # One worker thread beside this one, with connections of its own: it scans the kernel table
+    # and reads the kernel names while this thread reads every other relation, then detects phases
+    # and computes the stream statistics while this thread computes the per-device, per-kernel and
+    # host metrics. SQLite (inside sqlite3_step), hashlib and numpy's large-array loops release
+    # the GIL, so the two halves overlap on two cores. The file's digest is a thread of its own
+    # (3 s of hashing on a 3 GB rocpd file): it fills whichever core the other two leave idle.
+    with ThreadPoolExecutor(max_workers=1) as pool, ThreadPoolExecutor(max_workers=1) as hasher:
+        digest_job = hasher.submit(sha256_of, path)
+        return _summarize_in(pool, digest_job, rel, path, fmt, vendor, schema_version, product_version,
+                             keep_paths, max_phases, marker_naming, thresholds)
+
+
+# Canonical relations the summary does not read: they exist for the LLM's SQL workspace (and for
+# site query files). Keep in step with the readers below.
+WORKSPACE_ONLY_RELATIONS = frozenset({"allocations"})
+# Relations only some formats' query sets provide (rocpd's call arguments): a format with no file
+# for one has nothing to lose, so its absence there is not reported as skipped.
+FORMAT_ONLY_RELATIONS = frozenset({"memcpy_requests"})
+
+
+def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relations, path: Path, fmt: str,
+                  vendor: str, schema_version: str, product_version: str | None, keep_paths: bool,
+                  max_phases: int, marker_naming: MarkerNaming, thresholds: Thresholds) -> ProfileSummary:
+    warnings: list[str] = list(rel.query_set.warnings)
+    # A relation no metric reads (only the SQL workspace does) is not "not analysed" when its
+    # format has no query for it; a query that exists but cannot run is still reported.
+    skipped = [SkippedItem(what=s.what, reason=s.reason) for s in rel.skipped
+               if not (s.what in WORKSPACE_ONLY_RELATIONS | FORMAT_ONLY_RELATIONS
+                       and rel.query_set.files.get(s.what) is None)]
+    meta = dict(rel.query("SELECT key, value FROM pa_meta")) if rel.available("meta") else {}
+
+    kernel_warnings: list[str] = []
+    other_warnings: list[str] = []
+    kernel_job = pool.submit(_kernel_side, path, rel, kernel_warnings)
+    # The API calls and the markers are the two large scans of a rocpd file (both over every
+    # region): the API scan stays on this thread, the worker reads the copies, memsets and
+    # markers. In Nsight Systems files the kernel scan is the large one and the worker's path the
+    # longer: there everything else is read on this thread.
+    beside = fmt in WORKER_SCANS_FORMATS
+    copy_args = ("copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
+    copies_job = pool.submit(_ops_side, path, rel, *copy_args) if beside else None
+    memsets_job = pool.submit(_ops_side, path, rel, "memsets", other_warnings) if beside else None
+    marker_job = pool.submit(_marker_side, path, rel, marker_naming) \
+        if rel.available("markers") and beside else None
+    if copies_job is None or memsets_job is None:
+        copies, cx = _ops(rel, *copy_args)
+        memsets, _ = _ops(rel, "memsets", other_warnings)
+    api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
+    hardware = _hardware(rel)
+    configs = launch_configs(rel) if rel.available("kernels") else {}
+    memsets_summary = memset_stats(rel) if rel.available("memsets") else None
+    rank = _single_rank(rel)
+    mpi_iv = host_metrics.fetch_intervals(rel, "mpi_calls")
+    overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
+    # Compiling: the driver's JIT and module loading, and ranges the application names as compiling.
+    jit_iv = host_metrics.fetch_intervals(rel, "driver_jit")
+    if marker_job is not None:
+        marker_scan: host_metrics.MarkerScan | None = marker_job.result()
+    elif rel.available("markers"):
+        marker_scan = host_metrics.scan_markers(rel, marker_naming, keep=marker_name_read)
+    else:
+        marker_scan = None
+    if marker_scan is not None:
+        named = compile_ranges(marker_scan.kept)
+        jit_iv = (np.concatenate([jit_iv[0], named[0]]), np.concatenate([jit_iv[1], named[1]]),
+                  np.concatenate([jit_iv[2], named[2]]))
+    if copies_job is not None and memsets_job is not None:
+        copies, cx = copies_job.result()
+        memsets, _ = memsets_job.result()
+    kernels, kx, knames = kernel_job.result()
+    digest = digest_job.result()
+    warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
+    if api is not None and api.invalid:
+        warnings.append(f"{api.invalid} api_calls record(s) with no end or end < start were ignored")
+    if api is not None and api.nested:
+        warnings.append(f"{api.nested} api_calls record(s) nested inside another record of the same call "
+                        "(same process and correlation id) counted once")
+    span_start, span_end = _span(rel, [kernels, copies, memsets], api, marker_scan)
+    span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
+
+    def phases_now() -> list[PhaseSummary] | None:
+        return _phases(path, rel, int(span_start or 0), int(span_end or 0), max_phases,
+                       {"start": kernels.start, "end": kernels.end, "name_id": kx["name_id"],
+                        "device": kernels.device},
+                       {i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
+                       _prefetched_for_phases(rel, copies, cx, memsets, api),
+                       marker_scan.top_level_runs() if marker_scan is not None else [], thresholds)
+
+    has_span = span_start is not None and span_end is not None
+    # Overlapping phase detection with the metrics below holds both working sets at once: on
+    # captures with millions of API calls (rocpd files), memory matters more than the overlap.
+    overlap = has_span and (api is None or len(api.start) <= OVERLAP_PHASES_MAX_CALLS)
+    phases_job = pool.submit(phases_now) if overlap else None
+    gpu_ops = Ops(*(np.concatenate([getattr(o, f) for o in (kernels, copies, memsets)])
+                    for f in ("start", "end", "device", "stream", "pid")))
+    streams_job = pool.submit(stream_stats, gpu_ops, (len(kernels.start), len(copies.start), len(memsets.start)),
+                              span)
+    acts = device_activity(kernels, copies, memsets)
+    comm_ids = communication_name_ids(rel)
+    is_comm = np.isin(kx["name_id"], comm_ids) if len(comm_ids) else np.zeros(len(kernels.start), dtype=bool)
+
+    all_pids_by_device: dict[int, set[int]] = {}
+    for ops in (kernels, copies, memsets):
+        for d in np.unique(ops.device).tolist():
+            all_pids_by_device.setdefault(d, set()).update(np.unique(ops.pid[ops.device == d]).tolist())
+
+    devices: list[DeviceSummary] = []
+    gaps: list[DeviceGaps] = []
+    gap_tables: list[GapTable] = []
+    copy_rows = host_metrics.blocking_copy_rows(api, copies, cx["correlation_id"]) if api is not None \
+        else np.zeros(0, dtype=np.int64)
+    for dev_id in sorted(set(hardware) | set(acts)):
+        info, hw = hardware.get(dev_id, ({}, HardwareLimits()))
+        act = acts.get(dev_id)
+        if act is None:
+            devices.append(DeviceSummary(id=dev_id, name=info.get("name"), bus_location=info.get("bus_location"),
+                                         used=False, hardware=hw))
+            continue
+        kmask = kernels.device == dev_id
+        ktime = int(kernels.duration[kmask].sum())
+        kbusy = iv.length(act.kernels)
+        busy = iv.length(act.busy)
+        copy_kernel = iv.intersect_length(act.copies, act.kernels)
+        comm = device_communication(kernels, is_comm, dev_id)
+        devices.append(DeviceSummary(
+            id=dev_id, name=info.get("name"), bus_location=info.get("bus_location"), used=True,
+            kernel_count=int(kmask.sum()), kernel_time_ns=ktime, kernel_busy_ns=kbusy,
+            copy_time_ns=int(copies.duration[copies.device == dev_id].sum()),
+            memset_time_ns=int(memsets.duration[memsets.device == dev_id].sum()),
+            busy_ns=busy, utilization_pct=(100.0 * busy / span) if span else None,
+            kernel_concurrency=(ktime / kbusy) if kbusy else None,
+            exposed_copy_ns=iv.length(act.copies) - copy_kernel if rel.available("copies") else None,
+            kernel_only_ns=kbusy - copy_kernel, compute_busy_ns=comm.compute_busy_ns,
+            communication_kernel_count=comm.kernel_count, communication_time_ns=comm.time_ns,
+            communication_busy_ns=comm.busy_ns, communication_exposed_ns=comm.exposed_ns,
+            communication_recoverable_ns=comm.recoverable_ns,
+            first_activity_ns=int(act.busy[0][0]), last_activity_ns=int(act.busy[1][-1]), hardware=hw))
+        if span_start is not None and span_end is not None:
+            host = host_metrics.host_sets(api, all_pids_by_device.get(dev_id, set()), mpi_iv, overhead_iv, jit_iv)
+            table = classify_gaps(dev_id, act.busy, host, thresholds.host_work_min_ns)
+            gap_tables.append(table)
+            dg = device_gaps(act.busy, table, int(span_start), int(span_end))
+            if host is not None:
+                dg = dg.model_copy(update={"host_work": host_work(rel, table, all_pids_by_device.get(dev_id, set()))})
+            gaps.append(dg)
+
+    used = [d for d in devices if d.used]
+    exposed_copy = sum(iv.subtract_length(a.copies, a.kernels) for a in acts.values())
+    gpu = _gpu_totals(used, gaps, len(kernels.start), int(kernels.duration.sum()), span,
+                      int(copies.duration.sum()) if rel.available("copies") else None,
+                      int(memsets.duration.sum()) if rel.available("memsets") else None,
+                      exposed_copy if rel.available("copies") else None)
+
+    hw_by_dev = {d: h for d, (_, h) in hardware.items()}
+    kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, configs, hw_by_dev,
+                          frozenset(comm_ids.tolist())) if rel.available("kernels") else []
+
+    copies_summary = None
+    if rel.available("copies"):
+        # Explicit copies only in the copy statistics: unified-memory migrations are summarised apart.
+        explicit = cx["migration_code"] < 0
+        ex = {k: v[explicit] for k, v in cx.items()}
+        ex_dur = copies.duration[explicit]
+        by_kind, by_dir = copy_stats(ex, ex_dur, copies.device[explicit], hw_by_dev, thresholds)
+        pageable = sum(t.pageable_bytes for t in by_dir)
+        # Share over host-side copies whose host memory kind is known: rocpd records no
+        # pageable/pinned distinction, and "unknown" must not read as "0 % pageable".
+        host_bytes = sum(c.bytes for c in by_kind if c.direction in ("HtoD", "DtoH", "HtoH")
+                         and _host_kind(c) in ("pageable", "pinned", "managed"))
+        if not host_bytes and any(c.direction in ("HtoD", "DtoH") for c in by_kind):
+            skipped.append(SkippedItem(what="copies.pageable_share",
+                                       reason="the profile does not record whether host memory was "
+                                              "pageable or pinned"))
+        for c in by_kind:
+            if c.bandwidth_pct_of_peak is not None and c.bandwidth_pct_of_peak > 100.0:
+                # Copies cannot beat the link: overlapping copies summed as if serial, a wrong assumed
+                # link, or bad timestamps. Said once here; the rules never read it as a share of peak.
+                warnings.append(f"{c.direction} copies ({c.src_kind} → {c.dst_kind}) reach "
+                                f"{(c.effective_bandwidth_bps or 0) / 1e9:.1f} GB/s, above the assumed peak of "
+                                f"{(c.peak_bandwidth_bps or 0) / 1e9:.1f} GB/s ({c.peak_basis or 'assumed'}): "
+                                "a measurement problem (overlapping copies or a different link), not a rate")
+        trips, trip_count, trip_ns, trip_saving = round_trips(ex, ex_dur)
+        copies_summary = CopySummary(
+            count=int(explicit.sum()), bytes=sum(t.bytes for t in by_dir), total_ns=int(ex_dur.sum()),
+            busy_ns=sum(iv.length(a.copies) for a in acts.values()), exposed_ns=exposed_copy,
+            pageable_bytes=pageable, pageable_share_pct=(100.0 * pageable / host_bytes) if host_bytes else None,
+            by_direction=by_dir, by_kind=by_kind, round_trips=trips, round_trip_count=trip_count,
+            round_trip_ns=trip_ns, round_trip_resident_saving_ns=trip_saving,
+            migrations=migration_summary(copies, cx, {d: a.kernels for d, a in acts.items()}, hw_by_dev))
+
+    mpi_summary = host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None
+    if mpi_summary is not None and max(mpi_summary.process_count, len(mpi_summary.ranks)) >= 2:
+        warnings.append(several_ranks_note(mpi_summary.process_count, mpi_summary.ranks))
+    summary = ProfileSummary(
+        pa_version=__version__,
+        profile=ProfileInfo(
+            file_name=path.name, path=str(path.resolve()) if keep_paths else None, sha256=digest,
+            size_bytes=path.stat().st_size, format=fmt, vendor=vendor, schema_version=schema_version,
+            product_version=product_version or meta.get("product_version"), query_set=rel.query_set.name,
+            query_files=[QueryFileRef(relation=r, path=qf.display_path, sha256=qf.sha256)
+                         for r, qf in sorted(rel.query_set.files.items())],
+            host_name=meta.get("host_name"),
+            rank=rank),
+        span_start_ns=span_start, span_end_ns=span_end, span_ns=span,
+        gpu=gpu, devices=devices, idle_gaps=gaps, kernels=kstats,
+        copies=copies_summary,
+        memsets=memsets_summary,
+        sync=_sync_with_blocking_copies(host_metrics.sync_summary(rel, api, span), api, copy_rows,
+                                        span) if api else None,
+        device_reads=device_reads(marker_scan.kept, gap_tables, all_pids_by_device,
+                                  host_metrics.blocked_sets(api, copy_rows) if api else {})
+        if marker_scan is not None else None,
+        allocations=host_metrics.alloc_summary(api, _window(gpu, span_start)) if api else None,
+        launch=host_metrics.launch_summary(api, kernels, kx["correlation_id"], gpu_ops, span) if api else None,
+        streams=streams_job.result(),
+        markers=marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None,
+        mpi=mpi_summary,
+        overhead=host_metrics.overhead_summary(overhead_iv, span) if rel.available("overhead") else None,
+        phases=_with_gap_causes(phases_job.result() if phases_job is not None else phases_now() if has_span
+                                else None, gap_tables, int(span_start or 0)),
+        captured=_captured(rel, {"kernels": len(kernels.start), "copies": len(copies.start),
+                                 "memsets": len(memsets.start), "overhead": len(overhead_iv[0]),
+                                 "mpi_calls": len(mpi_iv[0])}),
+        skipped=skipped, warnings=warnings)
+    _degraded_capture_checks(rel, summary, api)
+    summary.warnings += rel.domain_notes()  # rows the relations' domain checks dropped
+    return summary
+
+
+def _gpu_totals(used: list[DeviceSummary], gaps: list[DeviceGaps], kernel_count: int, kernel_time: int,
+                span: int, copy_time: int | None, memset_time: int | None, exposed_copy: int | None) -> GpuTotals:
+    """Totals over the used devices: busy, utilisation, the active windows and their idle by cause."""
+    busy_total = sum(d.busy_ns for d in used)
+    kbusy_total = sum(d.kernel_busy_ns for d in used)
+    device_time = span * len(used)
+    idle_by_cause: dict[str, int] = {}
+    recoverable: dict[str, int] = {}
+    for g in gaps:
+        for cause, ns in g.idle_by_cause.items():
+            idle_by_cause[cause] = idle_by_cause.get(cause, 0) + ns
+        for cause, ns in g.recoverable_by_cause.items():
+            recoverable[cause] = recoverable.get(cause, 0) + ns
+    communicating = [d.compute_busy_ns for d in used if d.communication_kernel_count]
+    return GpuTotals(
+        device_count=len(used), kernel_count=kernel_count, kernel_time_ns=kernel_time,
+        compute_busy_ns=sum(d.compute_busy_ns for d in used),
+        communication_kernel_count=sum(d.communication_kernel_count for d in used),
+        communication_time_ns=sum(d.communication_time_ns for d in used),
+        communication_busy_ns=sum(d.communication_busy_ns for d in used),
+        communication_exposed_ns=sum(d.communication_exposed_ns for d in used),
+        # The collectives tie the communicating GPUs together: the run shortens by at most the smallest
+        # per-device gain (the slowest GPU's), counted on each of them (device time).
+        communication_recoverable_ns=min((d.communication_recoverable_ns for d in used
+                                          if d.communication_kernel_count), default=0) * len(communicating),
+        communication_devices=len(communicating),
+        # the mean rounded up: the claim never exceeds the exact max − mean
+        compute_imbalance_ns=(max(communicating) - -(-sum(communicating) // len(communicating)))
+        if len(communicating) >= 2 else None,
+        kernel_busy_ns=kbusy_total, busy_ns=busy_total,
+        utilization_pct=(100.0 * busy_total / device_time) if device_time else None,
+        kernel_utilization_pct=(100.0 * kbusy_total / device_time) if device_time else None,
+        copy_time_ns=copy_time, memset_time_ns=memset_time, exposed_copy_ns=exposed_copy,
+        window_ns=sum(g.window_ns for g in gaps), leading_idle_ns=sum(g.leading_idle_ns for g in gaps),
+        trailing_idle_ns=sum(g.trailing_idle_ns for g in gaps), idle_in_window_ns=sum(g.idle_ns for g in gaps),
+        idle_by_cause=idle_by_cause, recoverable_by_cause=recoverable,
+        critical_busy_ns=sum(g.critical_busy_ns for g in gaps),
+        first_operation_ns=min((g.leading_idle_ns for g in gaps), default=None),
+        last_operation_ns=(span - min(g.trailing_idle_ns for g in gaps)) if gaps else None)
+
+
+def _sync_with_blocking_copies(sync: SyncSummary, api: host_metrics.ApiCalls, rows: np.ndarray,
+                               span: int) -> SyncSummary:
+    """The sync summary plus the copy calls that blocked the host like a sync call (`rows` of api)."""
+    calls = len(rows)
+    ns = sum(iv.grouped_union_length(api.pid[rows].astype(np.int64), api.start[rows], api.end[rows]).values())
+    return sync.model_copy(update={
+        "blocking_copy_calls": calls, "blocking_copy_ns": ns,
+        "blocking_copy_pct_of_span": (100.0 * ns / (span * sync.process_count)) if span else None})
+
+
+def several_ranks_note(processes: int, ranks: list[int]) -> str:
+    """Why one export holding several MPI processes gets no cross-rank facts, and what to do instead."""
+    which = f" (ranks {', '.join(map(str, ranks[:8]))}{', ...' if len(ranks) > 8 else ''})" if ranks else ""
+    return (f"this export holds {max(processes, len(ranks))} MPI processes{which} of one job in one file: "
+            "the cross-rank facts (straggler, imbalance, collective wait) are computed from one export per "
+            "rank, so they are not computed here and the MPI totals are summed over the processes; export "
+            "one file per rank (nsys profile -o report.%q{OMPI_COMM_WORLD_RANK}) and run `pa analyze DIR`")
+
+
+def _window(gpu: GpuTotals, span_start: int | None) -> tuple[int, int] | None:
+    """The GPUs' active window in absolute ns: first to last GPU operation on any device."""
+    if span_start is None or gpu.first_operation_ns is None or gpu.last_operation_ns is None:
+        return None
+    return span_start + gpu.first_operation_ns, span_start + gpu.last_operation_ns
+
+
+def _with_gap_causes(phases: list[PhaseSummary] | None, tables: list[GapTable],
+                     span_start: int) -> list[PhaseSummary] | None:
+    """Each phase with the idle gaps inside it by cause (gaps straddling a boundary in proportion)."""
+    if not phases:
+        return phases
+    out = []
+    for ph in phases:
+        idle, rec = clipped_totals(tables, span_start + ph.start_ns, span_start + ph.end_ns)
+        out.append(ph.model_copy(update={"idle_by_cause": idle, "recoverable_by_cause": rec}))
+    return out
+
+
+def _captured(rel: Relations, counted: dict[str, int]) -> dict[str, bool]:
+    """Which relations hold at least one row (those already read are not asked again)."""
+    out = {}
+    for relation in CAPTURED_RELATIONS:
+        if not rel.available(relation):
+            out[relation] = False
+        elif relation in counted:
+            out[relation] = counted[relation] > 0
+        else:
+            out[relation] = bool(rel.query(f"SELECT EXISTS (SELECT 1 FROM pa_{relation})")[0][0])
+    return out
+
+
+def _prefetched_for_phases(rel: Relations, copies: Ops, cx: dict[str, np.ndarray], memsets: Ops,
+                           api: host_metrics.ApiCalls | None) -> dict[str, dict[str, np.ndarray]]:
+    """The arrays phase detection would otherwise fetch again (one pass per relation is the budget)."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    if rel.available("copies"):
+        out["copies"] = {"start": copies.start, "end": copies.end, "device": copies.device, "bytes": cx["bytes"]}
+    if rel.available("memsets"):
+        out["memsets"] = {"start": memsets.start, "end": memsets.end, "device": memsets.device,
+                          "bytes": np.zeros(len(memsets.start), dtype=np.int64)}
+    if api is not None:
+        m = api.of("sync")
+        out["sync"] = {"pid": api.pid[m].astype(np.int64), "start": api.start[m], "end": api.end[m]}
+    return out
+
+
+def _host_kind(c: CopyStats) -> str:
+    """Memory kind of the host side of a host-device copy."""
+    return c.src_kind if c.direction in ("HtoD", "HtoH") else c.dst_kind
+
+
+def _single_rank(rel: Relations) -> int | None:
+    if not rel.available("mpi_calls"):
+        return None
+    rows = rel.query("SELECT DISTINCT rank FROM pa_mpi_calls WHERE rank IS NOT NULL LIMIT 2")
+    return int(rows[0][0]) if len(rows) == 1 else None
+
+
+def _degraded_capture_checks(rel: Relations, summary: ProfileSummary, api: host_metrics.ApiCalls | None) -> None:
+    """Say so when the host issued GPU work that the capture holds no trace of."""
+    launches = summary.launch.launch_count if summary.launch is not None else 0
+    memcpy_calls = int(api.of("memcpy", "memcpy_async").sum()) if api is not None else 0
+    if summary.gpu.kernel_count == 0 and (launches or memcpy_calls):
+        kernels_note = "absent" if not rel.available("kernels") else "empty"
+        summary.warnings.append(
+            f"degraded capture: the host made {launches} kernel launch call(s) and {memcpy_calls} memcpy "
+            f"call(s) but the kernel table is {kernels_note}; GPU tracing was off, filtered, or the "
+            "capture was cut before the GPU records were written. GPU metrics below are not measured.")
+        summary.host_side = {"host_launch_calls": launches, "host_memcpy_calls": memcpy_calls}
+        summary.skipped.append(SkippedItem(what="gpu_activity", reason="no GPU activity records although "
+                                           "the host issued GPU work (degraded capture)"))
+    rocpd_capture_checks(rel, summary)  # rocpd only: MPI coverage, host-side facts from call args

@@ -1,0 +1,278 @@
+"""The one pipeline of pa: profile → summary → rule result → optional LLM outcome → report → rendering.
+
+Every entry point walks these functions in this order: the CLI (`pa analyze`, `pa summary`,
+`pa compare`), the notebook API (`pa.api`) and the tests. Each step takes the previous step's
+typed result and returns its own, so a newcomer can read the data flow top to bottom:
+
+    ruleset  = load_rules(site_packs)                       # rule packs first: a bad pack costs no analysis
+    run      = summarize_run(files, ruleset, options)       # Stage 1: per file, then the cross-rank facts
+    result   = evaluate_rules(run, ruleset)                 # hypotheses with their recoverable time
+    llm      = explain_with_llm(run, result, llm_options)   # optional; (None, reason) when off
+    report   = build_validated_report(run, result, llm, …)  # JSON-Schema validated dict
+    text     = render_report(report, "markdown")
+
+`analyze` chains them. Nothing here parses options or prints: the CLI does that.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pa.errors import InternalError, UserError
+from pa.metrics.phases import DEFAULT_MAX_PHASES
+
+if TYPE_CHECKING:
+    from pa.llm.model import LlmOptions, LlmOutcome
+    from pa.metrics.model import ProfileSummary
+    from pa.ranks.model import CrossRank, RankSet
+    from pa.rules.engine import RuleResult, RuleSet
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How Stage 1 runs: the phase limit, and for several rank files the workers and primary rank."""
+
+    max_phases: int = DEFAULT_MAX_PHASES
+    keep_paths: bool = False
+    workers: int | None = None
+    executor: str = "process"
+    scheduler: str | None = None
+    primary_rank: int | None = None
+    query_dirs: tuple[Path, ...] = ()   # user query directories over the bundled sets (first wins)
+
+
+@dataclass
+class RunSummaries:
+    """Stage 1 of one run: a summary per file; for several files the ranks and cross-rank facts.
+
+    `primary` indexes the summary the rules and the LLM read (the only one for a single file; the
+    outlier or --primary-rank for several).
+    """
+
+    files: list[Path]
+    summaries: list[ProfileSummary]
+    primary: int
+    rank_set: RankSet | None = None
+    cross: CrossRank | None = None
+    rank_numbers: list[int] | None = None
+
+    @property
+    def main(self) -> ProfileSummary:
+        """The summary the rules and the LLM read."""
+        return self.summaries[self.primary]
+
+    def extra_facts(self) -> dict[str, Any] | None:
+        """The `cross_rank.*` facts the rules may cite (None for a single file)."""
+        return self.cross.facts() if self.cross is not None else None
+
+
+@dataclass(frozen=True)
+class AnalyzeRequest:
+    """Everything `analyze` needs besides the profiles: packs, Stage 1 options, the LLM and provenance."""
+
+    site_packs: tuple[Path, ...] = ()
+    run: RunOptions = field(default_factory=RunOptions)
+    llm: LlmOptions | None = None
+    command_line: tuple[str, ...] = ()
+    started: float | None = None
+
+
+def expand_profiles(profiles: Sequence[Path]) -> list[Path]:
+    """The profile files named by PROFILE arguments (directories of rank files expanded).
+
+    An Nsight Systems report (.nsys-rep) stands for its SQLite export (pa.nsys_report).
+    """
+    from pa.nsys_report import exported
+    from pa.ranks.discover import discover
+
+    return exported(discover(profiles))
+
+
+def load_rules(site_packs: Sequence[Path] = (), keep_paths: bool = False) -> RuleSet:
+    """The built-in rule packs and the site packs after them (validated; a bad pack is a UserError)."""
+    from pa.rules.engine import load_ruleset
+
+    return load_ruleset(site_packs=tuple(site_packs), keep_paths=keep_paths)
+
+
+def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options: RunOptions = RunOptions(),
+                  progress: Progress | None = None) -> RunSummaries:
+    """Stage 1: summarise each file; several files are the ranks of one run, with cross-rank facts.
+
+    The rule set matters here because a pack may say how marker names are normalised and tune the
+    summary's analysis thresholds (rules/thresholds.yaml, `override_params`).
+    """
+    from pa.metrics.marker_names import DEFAULT_NAMING
+    from pa.metrics.thresholds import DEFAULT_THRESHOLDS
+
+    naming = ruleset.marker_naming if ruleset is not None else DEFAULT_NAMING
+    thresholds = ruleset.thresholds if ruleset is not None else DEFAULT_THRESHOLDS
+    paths = list(files)
+    if not paths:
+        raise UserError("no profile files given")
+    if len(paths) == 1:
+        if options.primary_rank is not None:
+            raise UserError("--primary-rank needs the files of several ranks")
+        from pa.metrics.summarize import summarize
+
+        return RunSummaries(files=paths, primary=0,
+                            summaries=[summarize(paths[0], keep_paths=options.keep_paths,
+                                                 max_phases=options.max_phases, marker_naming=naming,
+                                                 thresholds=thresholds, query_dirs=options.query_dirs)])
+    from pa.ranks import cross_rank, summarize_ranks
+
+    rs = summarize_ranks(paths, workers=options.workers, executor=options.executor, scheduler=options.scheduler,
+                         max_phases=options.max_phases, keep_paths=options.keep_paths, progress=progress,
+                         marker_naming=naming, thresholds=thresholds, query_dirs=options.query_dirs)
+    cross = cross_rank(rs, primary_rank=options.primary_rank, thresholds=thresholds)
+    numbers = [r.rank for r in rs.ranks]
+    return RunSummaries(files=[r.path or Path(r.summary.profile.file_name) for r in rs.ranks],
+                        summaries=[r.summary for r in rs.ranks], primary=numbers.index(cross.primary_rank),
+                        rank_set=rs, cross=cross, rank_numbers=numbers)
+
+
+def evaluate_rules(run: RunSummaries, ruleset: RuleSet) -> RuleResult:
+    """The rules on the primary summary, with the cross-rank facts of a multi-rank run."""
+    from pa.rules.engine import evaluate
+
+    return evaluate(run.main, ruleset, extra_facts=run.extra_facts())
+
+
+def explain_with_llm(run: RunSummaries, rule_result: RuleResult, options: LlmOptions | None,
+                     query_dirs: Sequence[Path] = ()) -> tuple[LlmOutcome | None, str]:
+    """The optional LLM stage: (outcome, "") when it ran, (None, why not) otherwise.
+
+    The provider clients are imported only when the stage is enabled. query_dirs: the user query
+    directories Stage 1 read with; the stage's SQL workspace binds the same relations.
+    """
+    if options is None or not options.enabled:
+        return None, "--no-llm given"
+    from dataclasses import replace
+
+    from pa.llm.stage import run as run_llm_stage
+
+    extra = {**options.extra, "profile_path": str(run.files[run.primary]),
+             "ranks": list(run.cross.ranks) if run.cross is not None else None,
+             "query_dirs": [str(d) for d in query_dirs]}
+    return run_llm_stage(run.main, rule_result, replace(options, extra=extra))
+
+
+def build_validated_report(run: RunSummaries, rule_result: RuleResult, llm: LlmOutcome | None, llm_reason: str,
+                           *, keep_paths: bool = False, command_line: Sequence[str] = (),
+                           started: float | None = None) -> dict[str, Any]:
+    """The report document (a JSON-ready dict), validated against schemas/report.schema.json.
+
+    A model or schema rejection is a bug in pa (InternalError, exit 3), never the user's input.
+    """
+    from pydantic import ValidationError
+
+    from pa.report.assemble import RunInfo, build_report
+    from pa.report.schema import validate_report
+
+    t0 = time.monotonic() if started is None else started
+    try:
+        report = build_report(run.summaries, rule_result,
+                              RunInfo(command_line=list(command_line), keep_paths=keep_paths,
+                                      duration_s=time.monotonic() - t0),
+                              llm=llm, llm_reason=llm_reason or None, cross=run.cross, primary=run.primary,
+                              rank_numbers=run.rank_numbers)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first.get("loc", ())))
+        raise InternalError(f"bug: the report model rejected its input at {where}: {first.get('msg')}") \
+            from exc
+    return validate_report(report)
+
+
+def analyze(profiles: Sequence[Path], request: AnalyzeRequest = AnalyzeRequest(),
+            progress: Progress | None = None) -> dict[str, Any]:
+    """The whole pipeline up to the validated report document (render it with `render_report`)."""
+    t0 = time.monotonic() if request.started is None else request.started
+    files = expand_profiles(profiles)
+    # The rule packs first: a bad pack fails before minutes of Stage 1, and a pack may set how
+    # marker names are normalised (`marker_names:`), which Stage 1 needs.
+    ruleset = load_rules(request.site_packs, keep_paths=request.run.keep_paths)
+    run = summarize_run(files, ruleset, request.run, progress)
+    result = evaluate_rules(run, ruleset)
+    llm, reason = explain_with_llm(run, result, request.llm, request.run.query_dirs)
+    return build_validated_report(run, result, llm, reason, keep_paths=request.run.keep_paths,
+                                  command_line=request.command_line, started=t0)
+
+
+def render_report(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None, color: bool = False) -> str:
+    """The report in text, markdown, html or json (site templates from `templates_dir` when given)."""
+    from pa.report.render import render
+
+    return render(doc, fmt, templates_dir=templates_dir, color=color)
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """What `compare` needs: the noise floor, the phase limit, whether rules run, and the LLM."""
+
+    noise_floor_pct: float = 2.0
+    max_phases: int = DEFAULT_MAX_PHASES
+    rules: bool = True
+    llm_enabled: bool = False
+    llm_options: dict[str, Any] = field(default_factory=dict)
+    query_dirs: tuple[Path, ...] = ()   # user query directories over the bundled sets (first wins)
+
+
+MAX_SUMMARY_JSON_BYTES = 256 << 20
+
+
+def load_capture(path: Path, max_phases: int = DEFAULT_MAX_PHASES, query_dirs: Sequence[Path] = ()) -> ProfileSummary:
+    """A capture for `compare`: a profile (summarised) or a `pa summary --json` file (validated).
+
+    An Nsight Systems report (.nsys-rep) is read through its cached SQLite export.
+    """
+    from pydantic import ValidationError
+
+    from pa.inputs import read_text_file
+    from pa.metrics.model import ProfileSummary
+    from pa.metrics.summarize import summarize
+    from pa.nsys_report import exported
+
+    if path.suffix == ".json":
+        try:
+            return ProfileSummary.model_validate_json(read_text_file(path, MAX_SUMMARY_JSON_BYTES,
+                                                                    "summary JSON file"))
+        except ValidationError as exc:
+            raise UserError(f"{path}: not a pa summary JSON file ({str(exc).splitlines()[0]})") from exc
+    return summarize(exported([path])[0], max_phases=max_phases, query_dirs=query_dirs)
+
+
+def compare(before: Path, after: Path, request: CompareRequest = CompareRequest()) -> dict[str, Any]:
+    """Two captures → summaries → (rules on each) → structural diff → optional LLM explanation.
+
+    Returns the comparison document, validated against schemas/compare.schema.json (render it with
+    `render_comparison`).
+    """
+    from pa.compare import compare as diff
+    from pa.compare.explain import explain
+    from pa.compare.schema import validate_comparison
+
+    sb = load_capture(before, request.max_phases, request.query_dirs)
+    sa = load_capture(after, request.max_phases, request.query_dirs)
+    hb = ha = None
+    if request.rules:
+        from pa.rules.engine import evaluate
+
+        ruleset = load_rules()
+        hb, ha = evaluate(sb, ruleset).hypotheses, evaluate(sa, ruleset).hypotheses
+    result = diff(sb, sa, request.noise_floor_pct, hb, ha)
+    result.llm, result.llm_reason = explain(result, enabled=request.llm_enabled, options=request.llm_options)
+    return validate_comparison(result)
+
+
+def render_comparison(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None) -> str:
+    """The comparison in text, markdown, html or json (site templates from `templates_dir` when given)."""
+    from pa.compare.render import render_comparison as render
+
+    return render(doc, fmt, templates_dir=templates_dir)

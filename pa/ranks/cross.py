@@ -1,0 +1,200 @@
+"""Cross-rank analysis: overview, imbalance per phase, collective skew, straggler, primary rank.
+
+Formulas (all from each rank's full totals, never from a truncated top-N list):
+
+- imbalance of a quantity x over ranks = (max_r x_r − min_r x_r) / mean_r x_r.
+- collective wait: instance k of collective name N is the k-th call of N on every rank (MPI orders
+  collectives identically on all ranks of a communicator); wait(r, k) = max_q start(q, k) − start(r, k).
+  Only the first min_r count(r, N) instances are matched; differing counts give a warning.
+  Starts are compared on the profiles' clocks, assumed synchronised (one session, or one node).
+- straggler rank: arrives last at the most instances (ties: larger summed wait caused).
+  most_waited_on rank: Σ over instances where it arrived last of the others' waits, maximal.
+- imbalance side: "compute" when the kernel-time imbalance ≥ imbalance_side_min and the straggler is
+  (one of) the rank(s) with the most kernel time; "communication" when compute is not and either
+  the MPI-time imbalance is ≥ imbalance_side_min or the straggler has the most MPI time outside
+  collectives (p2p, waits) and that quantity's imbalance is ≥ imbalance_side_min (its lateness comes from
+  its own communication); else "balanced".
+- primary rank: the rank whose idle time is furthest from the median idle time (the outlier);
+  `primary_rank` overrides it.
+- phase alignment: by label when every rank has the same set of phase labels; else by order when
+  every rank has the same number of phases and each phase's durations agree within
+  phase_order_tolerance (max/min − 1); else none, with a warning (only whole-run figures).
+
+imbalance_side_min and phase_order_tolerance are site-tunable thresholds (pa.metrics.thresholds,
+rule-pack params in rules/thresholds.yaml) passed in by the caller.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from pa.errors import UserError
+from pa.metrics.idle import run_idle_ns
+from pa.metrics.phases.model import PhaseSummary
+from pa.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from pa.ranks.model import (
+    CollectiveSkew,
+    CrossRank,
+    Imbalance,
+    PhaseImbalance,
+    RankOverview,
+    RankResult,
+    RankSet,
+)
+
+
+def imbalance(values: dict[int, int]) -> Imbalance:
+    """(max − min)/mean of a per-rank quantity, with the ranks holding the extremes."""
+    ranks = sorted(values)
+    arr = np.array([values[r] for r in ranks], dtype=np.float64)
+    mean = float(arr.mean())
+    hi = ranks[int(np.argmax(arr))]
+    lo = ranks[int(np.argmin(arr))]
+    return Imbalance(min_ns=values[lo], max_ns=values[hi], mean_ns=mean, max_rank=hi, min_rank=lo,
+                     imbalance=(values[hi] - values[lo]) / mean if mean > 0 else None)
+
+
+Skews = tuple[list[CollectiveSkew], dict[int, int], dict[int, int]]
+PhaseGetter = Callable[[RankResult, int], PhaseSummary]
+
+
+def collective_skew(ranks: Sequence[RankResult], warnings: list[str]) -> Skews:
+    """Per-collective skew, wait per rank, and wait caused per rank (module docs)."""
+    names = sorted({n for r in ranks for n in r.collectives.calls})
+    wait: dict[int, int] = {r.rank: 0 for r in ranks}
+    caused: dict[int, int] = {r.rank: 0 for r in ranks}
+    out: list[CollectiveSkew] = []
+    ids = np.array([r.rank for r in ranks])
+    for name in names:
+        counts = [len(r.collectives.calls.get(name, ((), ()))[0]) for r in ranks]
+        n = min(counts)
+        if len(set(counts)) > 1:
+            warnings.append(f"{name}: call counts differ between ranks ({min(counts)}–{max(counts)}); "
+                            f"matched the first {n} instances")
+        if n == 0:
+            continue
+        starts = np.vstack([r.collectives.calls[name][0][:n] for r in ranks])   # ranks × instances
+        latest = starts.max(axis=0)
+        w = latest[None, :] - starts
+        last = np.argmax(starts, axis=0)
+        for i, r in enumerate(ranks):
+            wait[r.rank] += int(w[i].sum())
+        col_wait = w.sum(axis=0)
+        for k in range(n):
+            caused[int(ids[last[k]])] += int(col_wait[k])
+        arrivals = np.bincount(last, minlength=len(ranks))
+        out.append(CollectiveSkew(
+            name=name, instances=n, total_wait_ns=int(w.sum()),
+            max_skew_ns=int((latest - starts.min(axis=0)).max()),
+            last_arrivals={int(ids[i]): int(c) for i, c in enumerate(arrivals) if c}))
+    return out, wait, caused
+
+
+def align_phases(ranks: Sequence[RankResult], warnings: list[str],
+                 order_tolerance: float = DEFAULT_THRESHOLDS.phase_order_tolerance
+                 ) -> tuple[str, list[str], PhaseGetter]:
+    """How phases line up across ranks: (mode, phase names, getter(rank, i) -> that rank's phase i)."""
+    lists = [r.summary.phases or [] for r in ranks]
+    if not all(lists):
+        warnings.append("some ranks have no phases; per-phase imbalance not computed")
+        return "none", [], lambda r, i: (r.summary.phases or [])[i]
+    labels = [[p.label for p in ph] for ph in lists]
+    if all(set(lab) == set(labels[0]) for lab in labels):
+        names = labels[0]
+        return "name", names, lambda r, i: next(p for p in (r.summary.phases or []) if p.label == names[i])
+    counts = {len(ph) for ph in lists}
+    if len(counts) == 1:
+        durs = np.array([[p.duration_ns for p in ph] for ph in lists], dtype=np.float64)
+        lo = np.maximum(durs.min(axis=0), 1.0)
+        if np.all(durs.max(axis=0) / lo - 1 <= order_tolerance):
+            names = [f"phase {i} ({labels[0][i]})" for i in range(len(labels[0]))]
+            return "order", names, lambda r, i: (r.summary.phases or [])[i]
+    warnings.append("phases differ between ranks (names, count or durations); only whole-run imbalance "
+                    "is reported")
+    return "none", [], lambda r, i: (r.summary.phases or [])[i]
+
+
+def cross_rank(rs: RankSet, primary_rank: int | None = None,
+               thresholds: Thresholds = DEFAULT_THRESHOLDS) -> CrossRank:
+    """Cross-rank facts of a RankSet (formulas in the module docs; `thresholds` as RuleSet.thresholds)."""
+    side_min = thresholds.imbalance_side_min
+    ranks = rs.ranks
+    if not ranks:
+        raise UserError("no ranks to compare")
+    warnings = list(rs.warnings)
+    if len({r.summary.profile.host_name for r in ranks}) > 1:
+        warnings.append("ranks ran on several hosts: collective skew assumes their clocks are synchronised")
+    skews, wait, caused = collective_skew(ranks, warnings)
+    rows = []
+    for r in ranks:
+        s = r.summary
+        coll = s.mpi.by_kind.get("collective", 0) if s.mpi else 0
+        rows.append(RankOverview(
+            rank=r.rank, rank_source=r.rank_source, file_name=s.profile.file_name, span_ns=s.span_ns,
+            kernel_time_ns=s.gpu.kernel_time_ns - s.gpu.communication_time_ns, busy_ns=s.gpu.busy_ns,
+            idle_ns=run_idle_ns(s),
+            mpi_ns=s.mpi.total_ns if s.mpi else None, collective_wait_ns=wait[r.rank],
+            noncollective_mpi_ns=max(0, s.mpi.total_ns - coll) if s.mpi else None,
+            utilization_pct=s.gpu.utilization_pct))
+    has_mpi = all(r.mpi_ns is not None for r in rows)
+    overall = PhaseImbalance(
+        phase="(whole run)", kernel_time=imbalance({r.rank: r.kernel_time_ns for r in rows}),
+        mpi=imbalance({r.rank: r.mpi_ns or 0 for r in rows}) if has_mpi else None)
+
+    mode, names, get = align_phases(ranks, warnings, thresholds.phase_order_tolerance)
+    phases = []
+    for i, name in enumerate(names):
+        per = {r.rank: get(r, i) for r in ranks}
+        mpi_vals = {k: p.mpi_ns for k, p in per.items()}
+        phases.append(PhaseImbalance(
+            phase=name, kernel_time=imbalance({k: p.kernel_time_ns for k, p in per.items()}),
+            mpi=imbalance({k: v or 0 for k, v in mpi_vals.items()})
+            if all(v is not None for v in mpi_vals.values()) else None))
+
+    straggler = most_waited = most_waiting = None
+    if skews:
+        last_counts: dict[int, int] = defaultdict(int)
+        for sk in skews:
+            for rk, c in sk.last_arrivals.items():
+                last_counts[rk] += c
+        straggler = max(last_counts, key=lambda rk: (last_counts[rk], caused[rk], -rk))
+        most_waited = max(caused, key=lambda rk: (caused[rk], -rk))
+        most_waiting = max(wait, key=lambda rk: (wait[rk], -rk))
+
+    comp = overall.kernel_time.imbalance
+    comm = overall.mpi.imbalance if overall.mpi else None
+    other = {r.rank: r.noncollective_mpi_ns or 0 for r in rows}
+    noncoll = imbalance(other).imbalance if has_mpi and any(other.values()) else None
+    max_kernel = overall.kernel_time.max_ns
+    straggler_heavy = straggler is None or next(r.kernel_time_ns for r in rows if r.rank == straggler) >= \
+        (1 - side_min / 2) * max_kernel
+    if comp is not None and comp >= side_min and straggler_heavy:
+        side = "compute"
+    elif (comm is not None and comm >= side_min) or (
+            noncoll is not None and noncoll >= side_min and straggler is not None
+            and other[straggler] == max(other.values())):
+        side = "communication"
+    else:
+        side = "balanced"
+
+    if primary_rank is not None:
+        if primary_rank not in {r.rank for r in rows}:
+            raise UserError(f"--primary-rank {primary_rank}: no such rank "
+                            f"({', '.join(str(r.rank) for r in rows)})")
+        primary, reason = primary_rank, "chosen with --primary-rank"
+    else:
+        idle = {r.rank: r.idle_ns for r in rows}
+        med = float(np.median(list(idle.values())))
+        primary = max(idle, key=lambda rk: (abs(idle[rk] - med), -rk))
+        reason = f"idle time {idle[primary] / 1e6:.1f} ms is furthest from the median {med / 1e6:.1f} ms"
+
+    return CrossRank(
+        rank_count=len(rows), ranks=rows, phase_alignment=mode, overall=overall, phases=phases,
+        collectives=sorted(skews, key=lambda sk: (-sk.total_wait_ns, sk.name)), collective_count=len(skews),
+        collective_instances=sum(sk.instances for sk in skews), straggler_rank=straggler,
+        most_waited_on_rank=most_waited, most_waiting_rank=most_waiting, compute_imbalance=comp,
+        communication_imbalance=comm, noncollective_imbalance=noncoll, imbalance_side=side,
+        primary_rank=primary, primary_reason=reason, warnings=warnings)

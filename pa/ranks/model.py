@@ -1,0 +1,185 @@
+"""Shapes of a multi-rank analysis: the per-rank Stage 1 results and the cross-rank facts.
+
+`RankSet` is in-memory only (it holds each rank's ProfileSummary and its collective calls);
+`CrossRank` is the pydantic block the report carries as `cross_rank`, and `CrossRank.facts()`
+flattens it into the `cross_rank.*` names rules can use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from pa.metrics.model import ProfileSummary
+
+
+@dataclass
+class Collectives:
+    """One rank's collective MPI calls in call order: name -> (starts, ends) int64 arrays.
+
+    Instance k of a name on each rank is the same collective (MPI requires every rank of the
+    communicator to call collectives in the same order).
+    """
+
+    calls: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+
+@dataclass
+class RankResult:
+    """Stage 1 of one rank: its summary, where its rank number came from, its collectives."""
+
+    rank: int
+    rank_source: str          # mpi (profile metadata), file_name, or order
+    summary: ProfileSummary
+    collectives: Collectives
+    path: Path | None = None  # the rank file (never serialised: reports use the file name)
+
+
+@dataclass
+class RankSet:
+    """Stage 1 of every rank, sorted by rank."""
+
+    ranks: list[RankResult]
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RankOverview(_Model):
+    """Overview of one rank."""
+
+    rank: int
+    rank_source: str
+    file_name: str
+    span_ns: int
+    kernel_time_ns: int = Field(description="compute kernel time: NCCL/RCCL communication kernels, which wait for "
+                                            "the other ranks, are not counted")
+    busy_ns: int
+    idle_ns: int = Field(description="span × used devices − busy")
+    mpi_ns: int | None = Field(description="time in MPI calls (union per process); None: not captured")
+    collective_wait_ns: int = Field(description="Σ over collective instances of latest start − this start")
+    noncollective_mpi_ns: int | None = Field(
+        None, description="MPI time outside collectives (mpi_ns − collective union time): p2p, waits, other")
+    utilization_pct: float | None
+
+
+class Imbalance(_Model):
+    """Spread of one quantity over ranks, from each rank's full total (never a top-N list)."""
+
+    min_ns: int
+    max_ns: int
+    mean_ns: float
+    max_rank: int
+    min_rank: int
+    imbalance: float | None = Field(description="(max − min) / mean; None when the mean is 0")
+
+
+class PhaseImbalance(_Model):
+    """Imbalance of kernel time and MPI time in one aligned phase (or the whole run)."""
+
+    phase: str
+    kernel_time: Imbalance
+    mpi: Imbalance | None = None
+
+
+class CollectiveSkew(_Model):
+    """Arrival skew of one collective across ranks. wait(rank, k) = max_r start(r, k) − start(rank, k)."""
+
+    name: str
+    instances: int = Field(description="instances matched on every rank (the minimum count)")
+    total_wait_ns: int = Field(description="Σ over instances and ranks of wait")
+    max_skew_ns: int = Field(description="largest latest − earliest start of one instance")
+    last_arrivals: dict[int, int] = Field(description="rank -> instances where it arrived last")
+
+
+class CrossRank(_Model):
+    """Cross-rank facts of a multi-rank run."""
+
+    rank_count: int
+    ranks: list[RankOverview]
+    phase_alignment: str = Field(description="name, order, or none (phases could not be lined up)")
+    overall: PhaseImbalance
+    phases: list[PhaseImbalance] = Field(default_factory=list)
+    collectives: list[CollectiveSkew] = Field(
+        default_factory=list, description="per collective name, largest total wait first (in a report: the "
+                                          "top entries only; collective_count is the total)")
+    collective_count: int = Field(0, description="distinct collective names matched across ranks")
+    collective_instances: int = Field(0, description="Σ matched instances over all collective names")
+    straggler_rank: int | None = Field(
+        None, description="rank that arrives last at the most collective instances (the one others wait for)")
+    most_waited_on_rank: int | None = Field(
+        None, description="rank whose late arrivals cost the others the most summed wait")
+    most_waiting_rank: int | None = Field(None, description="rank with the largest collective wait")
+    compute_imbalance: float | None = Field(None, description="(max − min)/mean of kernel time")
+    communication_imbalance: float | None = Field(None, description="(max − min)/mean of MPI time")
+    noncollective_imbalance: float | None = Field(
+        None, description="(max − min)/mean of MPI time outside collectives; None when no rank has any")
+    imbalance_side: str = Field(description="compute, communication, or balanced")
+    primary_rank: int
+    primary_reason: str
+    warnings: list[str] = Field(default_factory=list)
+
+    def facts(self) -> dict[str, Any]:
+        """Flat `cross_rank.*` facts for rules (pa.rules.evaluate's extra_facts).
+
+        Derived facts (ns unless said): mean_collective_wait_ns = Σ wait / ranks; wait_spread =
+        max wait / mean wait; wait_share_of_mpi = Σ wait / Σ MPI time; straggler_excess_kernel_ns =
+        straggler kernel time − mean kernel time (and _mpi_ns likewise for MPI time outside
+        collectives); `phases` is the per-phase imbalance list (phase, kernel_imbalance, mpi_imbalance).
+        """
+        n = max(self.rank_count, 1)
+        waits = [r.collective_wait_ns for r in self.ranks]
+        mean_wait = sum(waits) / n
+        kernel_mean = sum(r.kernel_time_ns for r in self.ranks) / n
+        mpis = [r.mpi_ns for r in self.ranks]
+        total_mpi = sum(m for m in mpis if m is not None) if all(m is not None for m in mpis) else None
+        other = [r.noncollective_mpi_ns or 0 for r in self.ranks]
+        strag = next((r for r in self.ranks if r.rank == self.straggler_rank), None)
+        out: dict[str, Any] = {
+            "cross_rank.rank_count": self.rank_count,
+            "cross_rank.straggler_rank": self.straggler_rank,
+            "cross_rank.most_waited_on_rank": self.most_waited_on_rank,
+            "cross_rank.most_waiting_rank": self.most_waiting_rank,
+            "cross_rank.compute_imbalance": self.compute_imbalance,
+            "cross_rank.communication_imbalance": self.communication_imbalance,
+            "cross_rank.noncollective_imbalance": self.noncollective_imbalance,
+            "cross_rank.imbalance_side": self.imbalance_side,
+            "cross_rank.primary_rank": self.primary_rank,
+            "cross_rank.collective_count": self.collective_count,
+            "cross_rank.collective_instances": self.collective_instances,
+            "cross_rank.collective_wait_ns": sum(waits),
+            "cross_rank.max_collective_wait_ns": max(waits, default=0),
+            "cross_rank.mean_collective_wait_ns": mean_wait,
+            "cross_rank.wait_spread": max(waits) / mean_wait if waits and mean_wait > 0 else None,
+            "cross_rank.wait_share_of_mpi": sum(waits) / total_mpi if total_mpi else None,
+            "cross_rank.mean_kernel_time_ns": kernel_mean,
+            "cross_rank.straggler_kernel_time_ns": strag.kernel_time_ns if strag else None,
+            "cross_rank.straggler_excess_kernel_ns": max(0.0, strag.kernel_time_ns - kernel_mean) if strag else None,
+            "cross_rank.straggler_excess_mpi_ns":
+                max(0.0, (strag.noncollective_mpi_ns or 0) - sum(other) / n) if strag else None,
+            "cross_rank.phases": [{"phase": p.phase, "kernel_imbalance": p.kernel_time.imbalance,
+                                   "mpi_imbalance": p.mpi.imbalance if p.mpi else None} for p in self.phases],
+        }
+        return out
+
+
+class RankSummary(_Model):
+    """One rank of a multi-rank `pa summary --json`: its number, where that came from, its summary."""
+
+    rank: int
+    rank_source: str = Field(description="mpi (profile metadata), file_name, or order")
+    summary: ProfileSummary
+
+
+class MultiRankSummary(_Model):
+    """`pa summary --json` with several rank files: every rank's ProfileSummary and the cross-rank facts."""
+
+    kind: Literal["multi_rank_summary"] = "multi_rank_summary"
+    ranks: list[RankSummary] = Field(description="sorted by rank")
+    cross_rank: CrossRank
