@@ -260,3 +260,31 @@ def test_domain_checks_force_no_join_the_reader_does_not_need(tmp_path):
     assert any("kernel_dispatch" in d for d in details)
     assert not any(d.startswith("SEARCH e ") for d in details), details
     conn.close()
+
+
+def test_dropped_rows_are_counted_for_the_relations_read_only(tmp_path):
+    # memcpy_requests (counted apart) with one row of negative bytes: reading it, on any connection
+    # the relations were put on, reports the row; never reading it (rocpd files outside a degraded
+    # capture) reports nothing and costs no pass over the profile.
+    from pa.profile.queryset import QuerySet, load_query_file
+    from pa.profile.relations import Relations
+
+    qdir = tmp_path / "x" / "1"
+    qdir.mkdir(parents=True)
+    (qdir / "memcpy_requests.sql").write_text("-- relation: memcpy_requests\n-- requires: t(name, bytes)\n"
+                                              "SELECT name, 'HtoD' AS direction, bytes FROM t\n")
+    qf = load_query_file(qdir / "memcpy_requests.sql", "1")
+    db = tmp_path / "p.sqlite"
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE TABLE t (name, bytes)")
+        c.executemany("INSERT INTO t VALUES (?, ?)", [("a", 8), ("b", -1)])
+
+    def bound() -> Relations:
+        return Relations.bind(sqlite3.connect(db), QuerySet(format="x", version="1",
+                                                            files={"memcpy_requests": qf}))
+
+    assert not [n for n in bound().domain_notes() if "memcpy_requests" in n]
+    rel = bound()
+    assert rel.on(sqlite3.connect(db)).query("SELECT count(*) FROM pa_memcpy_requests") == [(1,)]
+    notes = [n for n in rel.domain_notes() if "memcpy_requests" in n]
+    assert len(notes) == 1 and "1 row(s)" in notes[0]
