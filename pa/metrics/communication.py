@@ -43,8 +43,9 @@ def communication_name_ids(rel: Relations) -> np.ndarray:
     """Kernel name ids classed as communication (empty when the relation is unavailable)."""
     if not rel.available("kernel_classes"):
         return np.zeros(0, dtype=np.int64)
-    rows = rel.query("SELECT name_id FROM pa_kernel_classes WHERE class = 'communication' AND name_id IS NOT NULL")
-    return np.array([int(r[0]) for r in rows], dtype=np.int64)
+    # Read whole (one row per kernel name), so its domain count comes from the same statement.
+    rows = rel.read_whole("kernel_classes")   # (name_id, class)
+    return np.array([int(r[0]) for r in rows if r[1] == "communication" and r[0] is not None], dtype=np.int64)
 
 
 def device_communication(kernels: Ops, is_comm: np.ndarray, device: int) -> DeviceCommunication:

@@ -196,7 +196,7 @@ def _modal_configs(name_ids: np.ndarray, gx: np.ndarray, gyz: np.ndarray,
 def kernel_names(rel: Relations) -> dict[int, tuple[str | None, str | None]]:
     """name_id -> (full name, short name) for the kernels relation."""
     if rel.available("kernel_names"):
-        rows = rel.query("SELECT name_id, name, short_name FROM pa_kernel_names")
+        rows = rel.read_whole("kernel_names")   # (name_id, name, short_name), counted as read
     else:
         rows = rel.query(f"SELECT name_id, max(name), max(short_name) FROM pa_kernels WHERE {VALID} GROUP BY 1")
     return {int(r[0]): (r[1], r[2]) for r in rows if r[0] is not None}

@@ -98,6 +98,21 @@ def count_sql(relation: str, body: str) -> str | None:
     return f"SELECT {', '.join(sums)} FROM (\n{body}\n)" + (f" WHERE NOT coalesce({fast}, 0)" if fast else "")
 
 
+def flagged_sql(relation: str, body: str) -> str:
+    """Every row of `body` as domain_sql selects it, with pa_keep and pa_failed columns.
+
+    pa_keep is 1 when every check passes (the rows domain_sql keeps) and pa_failed the check
+    count_sql counts the row for, or NULL: a reader of a whole relation gets its rows and its
+    counts in one statement.
+    """
+    checks = DOMAINS[relation].checks
+    failed = " ".join(f"WHEN {''.join(f'({c.sql}) AND ' for c in checks[:i])}NOT ({check.sql}) THEN {i}"
+                      for i, check in enumerate(checks))
+    keep = " AND ".join(f"({c.sql})" for c in checks) or "1"
+    return (f"SELECT {_select(relation)}, coalesce({keep}, 0) AS pa_keep, "
+            f"{f'CASE {failed} END' if failed else 'NULL'} AS pa_failed FROM (\n{body}\n)")
+
+
 # Text columns whose values the query files write as literals (CASE ... THEN 'HtoD'): no cast needed,
 # and a cast would cost a string copy on every read of columns that scans test row by row.
 _VOCABULARY_COLUMNS = frozenset({"kind", "direction", "src_kind", "dst_kind", "mem_kind", "sync_type", "key"})
@@ -109,10 +124,7 @@ def domain_sql(relation: str, body: str) -> str:
     Text read from the profile (names, domains, bus locations, meta values) is cast to TEXT: a BLOB
     or an integer stored where a name belongs must reach Python as a string.
     """
-    cols = RELATIONS[relation]
-    select = ", ".join(f'CAST("{c.name}" AS TEXT) AS "{c.name}"'
-                       if c.type == "text" and c.name not in _VOCABULARY_COLUMNS else f'"{c.name}"'
-                       for c in cols)
+    select = _select(relation)
     key = ", ".join(f'"{c}"' for c in _key_columns(relation))
     domain = DOMAINS[relation]
     where = " AND ".join(f"(({check.sql}) OR {REJECT_FUNCTION}('{relation}', {i}, {key}))"
@@ -120,3 +132,10 @@ def domain_sql(relation: str, body: str) -> str:
     if where and domain.fast:
         where = f"({domain.fast}) OR ({where})"
     return f"SELECT {select} FROM (\n{body}\n)" + (f" WHERE {where}" if where else "")
+
+
+def _select(relation: str) -> str:
+    """The relation's columns, text read from the profile cast to TEXT (see domain_sql)."""
+    return ", ".join(f'CAST("{c.name}" AS TEXT) AS "{c.name}"'
+                     if c.type == "text" and c.name not in _VOCABULARY_COLUMNS else f'"{c.name}"'
+                     for c in RELATIONS[relation])
