@@ -113,3 +113,32 @@ def test_a_transport_count_mismatch_is_an_error_not_silent_loss():
     assert list(_parse_ints("1,2,3", 3)) == [1, 2, 3]
     with pytest.raises(RuntimeError, match="read 2 values where SQLite counted 3"):
         _parse_ints("1,2", 3)
+
+
+def test_chunks_follow_sparse_row_ids(tmp_path):
+    # row_ids far apart (and one past 2^62): each chunk is a row_id range starting at the next
+    # row_id, so no row is skipped however wide the gaps, and the filter and aggregates still hold
+    import sqlite3
+
+    from pa.profile.queryset import QuerySet, load_query_file
+
+    qdir = tmp_path / "x" / "1"
+    qdir.mkdir(parents=True)
+    (qdir / "api_calls.sql").write_text(
+        "-- relation: api_calls\n-- requires: t(id, s)\n"
+        "SELECT id AS row_id, 1 AS pid, 1 AS tid, s AS start, s + 5 AS \"end\", 0 AS name_id, NULL AS name, "
+        "CASE WHEN id % 2 THEN 'sync' ELSE 'other' END AS kind, NULL AS correlation_id FROM t\n")
+    db = tmp_path / "p.sqlite"
+    ids = [3, 4, 5, 1000, 1001, 10**9, 10**12 + 7, 2**62 + 1, 2**63 - 1]
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s)")
+        c.executemany("INSERT INTO t VALUES (?, ?)", [(i, 10 * n) for n, i in enumerate(ids)])
+    rel = Relations.bind(sqlite3.connect(db), QuerySet(
+        format="x", version="1", files={"api_calls": load_query_file(qdir / "api_calls.sql", "1")}))
+    for chunk in (1, 2, 1 << 18):
+        scan = rel.scan("api_calls", {"id": "row_id", "s": "start"}, where="kind = 'sync'",
+                        aggregates={"n": ("sum", "1"), "hi": ("max", '"end"')}, chunk_rows=chunk)
+        odd = [(i, 10 * n) for n, i in enumerate(ids) if i % 2]
+        assert scan.columns["id"].tolist() == [i for i, _ in odd]
+        assert scan.columns["s"].tolist() == [s for _, s in odd]
+        assert scan.aggregates == {"n": len(ids), "hi": 10 * (len(ids) - 1) + 5}
