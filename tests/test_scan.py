@@ -113,3 +113,24 @@ def test_a_transport_count_mismatch_is_an_error_not_silent_loss():
     assert list(_parse_ints("1,2,3", 3)) == [1, 2, 3]
     with pytest.raises(RuntimeError, match="read 2 values where SQLite counted 3"):
         _parse_ints("1,2", 3)
+
+
+def test_words_names_exactly_what_a_word_boundary_search_finds():
+    """`name in words(sql)` stands for `re.search(rf"\\b{name}\\b", sql)` (relations.cte and scan use it)."""
+    import re
+
+    from pa.profile.canonical import RELATIONS
+    from pa.profile.queryset import resolve
+    from pa.profile.relations import TABLE_PREFIX, words
+
+    names = {f"{TABLE_PREFIX}{r}" for r in RELATIONS} | {c.name for cols in RELATIONS.values() for c in cols}
+    texts = [qf.body for fmt, version in (("nsys", "3.24"), ("rocpd", "3.0"))
+             for qf in resolve(fmt, version).files.values()]
+    texts += ['x.pa_kernels_old, "start" + pa_kernels', "start_ns end", "é_start (start)", ""]
+    checked = 0
+    for text in texts:
+        found = words(text)
+        for name in names:
+            assert (name in found) == bool(re.search(rf"\b{name}\b", text)), (name, text[:60])
+            checked += 1
+    assert checked > 1000
