@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from click.testing import CliRunner
+from conftest import needs_real_profile, real_nsys_profile
 
 from pa.cli import COMMANDS, HIDDEN, main
 
@@ -40,6 +41,18 @@ def test_summary_of_one_file_does_not_import_the_rank_statistics_or_the_rules(tm
     assert "pa.metrics.summarize" in loaded     # it did run
     assert not {"pa.ranks.cross", "pa.ranks.run", "pa.rules.engine", "pa.llm.stage",
                 "pa.report.assemble", "jsonschema"} & loaded
+
+
+NO_DEVICES = real_nsys_profile("nsys2026.2_h100_2proc_nvtx_slice.sqlite")   # a slice without TARGET_INFO_GPU
+WITH_DEVICES = real_nsys_profile("nsys2024.5_cloverleaf_a100.sqlite")
+
+
+@needs_real_profile(NO_DEVICES, WITH_DEVICES)
+def test_yaml_loads_only_for_the_hardware_facts_of_a_profile_with_devices():
+    """hardware.yaml is read (and yaml imported) only when a GPU's host link or bandwidth is looked up."""
+    without = _modules_after(["summary", str(NO_DEVICES)])
+    assert "pa.metrics.summarize" in without and "yaml" not in without
+    assert "yaml" in _modules_after(["summary", str(WITH_DEVICES)])
 
 
 def test_listed_help_matches_each_command():
