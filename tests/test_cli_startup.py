@@ -71,3 +71,31 @@ def test_help_lists_every_visible_command():
     for name in COMMANDS:
         assert (name in out) == (name not in HIDDEN), name
     assert CliRunner().invoke(main, ["nosuch"]).exit_code == 2
+
+
+def test_redirected_summary_without_colours_skips_highlighting_and_prints_the_same(tmp_path, monkeypatch):
+    """Highlighting off (output_console, no terminal, no colours) must not change a character."""
+    import io
+
+    from rich.console import Console
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenarios import example
+
+    from pa.metrics.summarize import summarize
+    from pa.summary_render import PIPE_WIDTH, output_console, print_summary
+
+    prof = tmp_path / "one.sqlite"
+    write_nsys(example(), prof)
+    s = summarize(prof)
+    outs = []
+    for highlight in (True, False):
+        buf = io.StringIO()
+        print_summary(s, Console(file=buf, width=PIPE_WIDTH, highlight=highlight))
+        outs.append(buf.getvalue())
+    assert outs[0] == outs[1] and "kernels" in outs[0]
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    assert output_console().color_system is None and not output_console()._highlight
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert output_console().color_system is not None and output_console()._highlight   # colours: highlighted
