@@ -99,3 +99,22 @@ def test_redirected_summary_without_colours_skips_highlighting_and_prints_the_sa
     assert output_console().color_system is None and not output_console()._highlight
     monkeypatch.setenv("FORCE_COLOR", "1")
     assert output_console().color_system is not None and output_console()._highlight   # colours: highlighted
+
+
+def test_only_the_executable_freezes_the_survivors_at_exit(tmp_path):
+    """run() (the `pa` script, `python -m pa.cli`) freezes at exit, after the other exit handlers; main() never."""
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenarios import example
+
+    prof = tmp_path / "one.sqlite"
+    write_nsys(example(), prof)
+    outs = {}
+    for entry in ("run", "main"):
+        code = ("import atexit, gc, sys\n"
+                "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0, file=sys.stderr))\n"
+                f"from pa.cli import {entry}\nsys.argv = ['pa', 'summary', {str(prof)!r}]\n{entry}()")
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        outs[entry] = (proc.stdout, proc.stderr.split()[-1])
+    assert outs["run"][1] == "True" and outs["main"][1] == "False"
+    assert outs["run"][0] == outs["main"][0] and "kernels" in outs["run"][0]
