@@ -48,3 +48,16 @@ def test_every_rule_names_a_known_link_and_every_link_a_source() -> None:
     from pa.metrics.hardware import HARDWARE_FILE
     raw = yaml.safe_load(HARDWARE_FILE.read_text())
     assert all(v.get("source") for v in raw["links"].values())
+
+
+def test_libyaml_and_pure_python_loaders_read_the_same_facts() -> None:
+    """hardware_facts parses with libyaml's loader where PyYAML has it: both must give one document."""
+    import yaml
+
+    from pa.metrics.hardware import HARDWARE_FILE
+    text = HARDWARE_FILE.read_text()
+    pure = yaml.load(text, Loader=yaml.SafeLoader)
+    if not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("PyYAML built without libyaml: hardware_facts uses the pure-Python loader")
+    assert yaml.load(text, Loader=yaml.CSafeLoader) == pure
+    assert hardware_facts().memory_bandwidth_bps == {str(k): int(v) for k, v in pure["memory_bandwidth_bps"].items()}

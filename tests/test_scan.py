@@ -142,3 +142,24 @@ def test_chunks_follow_sparse_row_ids(tmp_path):
         assert scan.columns["id"].tolist() == [i for i, _ in odd]
         assert scan.columns["s"].tolist() == [s for _, s in odd]
         assert scan.aggregates == {"n": len(ids), "hi": 10 * (len(ids) - 1) + 5}
+
+
+def test_words_names_exactly_what_a_word_boundary_search_finds():
+    """`name in words(sql)` stands for `re.search(rf"\\b{name}\\b", sql)` (relations.cte and scan use it)."""
+    import re
+
+    from pa.profile.canonical import RELATIONS
+    from pa.profile.queryset import resolve
+    from pa.profile.relations import TABLE_PREFIX, words
+
+    names = {f"{TABLE_PREFIX}{r}" for r in RELATIONS} | {c.name for cols in RELATIONS.values() for c in cols}
+    texts = [qf.body for fmt, version in (("nsys", "3.24"), ("rocpd", "3.0"))
+             for qf in resolve(fmt, version).files.values()]
+    texts += ['x.pa_kernels_old, "start" + pa_kernels', "start_ns end", "é_start (start)", ""]
+    checked = 0
+    for text in texts:
+        found = words(text)
+        for name in names:
+            assert (name in found) == bool(re.search(rf"\b{name}\b", text)), (name, text[:60])
+            checked += 1
+    assert checked > 1000

@@ -36,7 +36,8 @@ def _key_columns(relation: str) -> list[str]:
     """
     names = [c.name for c in RELATIONS[relation]]
     used = " ".join(c.sql for c in DOMAINS[relation].checks)
-    return [c for c in names if c == "row_id" or re.search(rf'\b{c}\b|"{c}"', used)]
+    named = set(re.findall(r"\w+", used))   # a name quoted or bare: every column name is word characters
+    return [c for c in names if c == "row_id" or c in named]
 
 
 class DomainLog:
