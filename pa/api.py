@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pa import pipeline
+from pa.errors import UserError
 from pa.metrics.phases.detect import DEFAULT_MAX_PHASES
 
 if TYPE_CHECKING:
@@ -33,7 +34,10 @@ def summarize(profile: PathLike, *, max_phases: int = DEFAULT_MAX_PHASES, keep_p
     `rules`: site rule packs whose `marker_names:` setting decides how marker names are grouped.
     """
     ruleset = pipeline.load_rules([Path(r) for r in rules], keep_paths=keep_paths) if rules else None
-    run = pipeline.summarize_run([Path(profile)], ruleset,
+    files = pipeline.expand_profiles([Path(profile)])
+    if len(files) != 1:
+        raise UserError(f"{profile}: holds {len(files)} profiles; use summarize_ranks for the files of several ranks")
+    run = pipeline.summarize_run(files, ruleset,
                                  pipeline.RunOptions(max_phases=max_phases, keep_paths=keep_paths))
     return run.main
 
@@ -62,7 +66,7 @@ def analyze(profiles: PathLike | Sequence[PathLike], *, rules: Sequence[PathLike
                                 primary_rank=primary_rank),
         llm=LlmOptions(enabled=llm, model=model, base_url=base_url),
         command_line=("pa.analyze",))
-    return pipeline.analyze(_paths(profiles), request)
+    return pipeline.analyze(pipeline.expand_profiles(_paths(profiles)), request)
 
 
 def render(doc: dict[str, Any], fmt: str = "markdown") -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,10 @@ from pa.cli_options import (
     templates_option,
 )
 from pa.cli_output import plan_output, write_output
-from pa.cli_ranks import RankOptions, expand, progress_bar, rank_options, working_on
+from pa.cli_ranks import progress_bar, rank_options, working_on
 from pa.errors import UserError, one_line_errors
 from pa.llm.cli_options import llm_cli_options
+from pa.pipeline import RunOptions
 
 
 def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") -> str:
@@ -68,7 +70,7 @@ def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") 
 @one_line_errors
 def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, site_packs: tuple[Path, ...],
             query_dirs: tuple[Path, ...], templates_dir: Path | None, keep_paths: bool, no_llm: bool, model: str | None,
-            base_url: str | None, llm_extra: dict[str, Any], ranks: RankOptions) -> None:
+            base_url: str | None, llm_extra: dict[str, Any], run: RunOptions) -> None:
     """Analyse PROFILE(s) and write a ranked, auditable report.
 
     Several files, or a directory of rank files (report.*.sqlite, rank_*.db), are one multi-rank run:
@@ -80,7 +82,7 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     from pa.report.render import EXTENSIONS, check_templates_dir
 
     started = time.monotonic()
-    files = expand(profiles)
+    files = pipeline.expand_profiles(profiles)
     # Everything that can be checked without the profile is checked before any analysis (and any
     # LLM spend): where the report goes (an input or its sidecar first: `-o p.sqlite` is refused as
     # the profile, not as an unknown format), and the site templates it will be rendered with.
@@ -93,7 +95,8 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     if templates_dir is not None:
         check_templates_dir(templates_dir)
     is_tty = out.is_stdout and sys.stdout.isatty()
-    request = AnalyzeRequest(site_packs=tuple(site_packs), run=ranks.run_options(keep_paths, query_dirs),
+    request = AnalyzeRequest(site_packs=tuple(site_packs),
+                             run=replace(run, keep_paths=keep_paths, query_dirs=query_dirs),
                              llm=LlmOptions(enabled=not no_llm, model=model, base_url=base_url, extra=llm_extra),
                              command_line=("pa", *sys.argv[1:]), started=started)
     # One large file: a spinner, but not while the LLM stage may ask to confirm its cost on the terminal.

@@ -3,7 +3,7 @@
 One definition of each option (STYLE: never the same option in three places):
 
     @rank_options            # --workers, --executor, --scheduler, --primary-rank, --max-phases
-    def cmd(..., ranks: RankOptions) -> None: ...
+    def cmd(..., run: RunOptions) -> None: ...   # pa.pipeline's Stage 1 options (keep_paths, query_dirs unset)
 
 A run is multi-rank when its PROFILE arguments (directories expanded) name more than one file.
 """
@@ -12,41 +12,24 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from pa.cli_options import max_phases_option
-from pa.metrics.phases import DEFAULT_MAX_PHASES
-from pa.pipeline import RunOptions
+from pa.pipeline import Progress, RunOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
-Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class RankOptions:
-    """How Stage 1 runs over several rank files, and the phase limit (one file uses only max_phases)."""
-
-    workers: int | None = None
-    executor: str = "process"
-    scheduler: str | None = None
-    primary_rank: int | None = None
-    max_phases: int = DEFAULT_MAX_PHASES
-
-    def run_options(self, keep_paths: bool = False, query_dirs: Sequence[Path] = ()) -> RunOptions:
-        """The pipeline's Stage 1 options from these flags, --keep-paths and --queries."""
-        return RunOptions(max_phases=self.max_phases, keep_paths=keep_paths, workers=self.workers,
-                          executor=self.executor, scheduler=self.scheduler, primary_rank=self.primary_rank,
-                          query_dirs=tuple(query_dirs))
 
 
 def rank_options(func: F) -> F:
-    """Add the multi-rank and phase options; the command receives them as `ranks: RankOptions`."""
+    """Add the multi-rank and phase options; the command receives them as `run: RunOptions`.
+
+    The command adds what its own options say (--keep-paths, --queries) with `dataclasses.replace`.
+    """
 
     @max_phases_option
     @click.option("--primary-rank", type=int, default=None,
@@ -62,18 +45,11 @@ def rank_options(func: F) -> F:
                 primary_rank: int | None, max_phases: int, **kwargs: Any) -> Any:
         if scheduler and executor != "dask":
             raise click.BadParameter("--scheduler needs --executor dask", param_hint="--scheduler")
-        opts = RankOptions(workers=workers, executor=executor, scheduler=scheduler,
-                           primary_rank=primary_rank, max_phases=max_phases)
-        return func(*args, ranks=opts, **kwargs)
+        opts = RunOptions(workers=workers, executor=executor, scheduler=scheduler,
+                          primary_rank=primary_rank, max_phases=max_phases)
+        return func(*args, run=opts, **kwargs)
 
     return wrapper  # type: ignore[return-value]
-
-
-def expand(profiles: Sequence[Path]) -> list[Path]:
-    """The profile files named by PROFILE arguments (directories expanded, reports exported)."""
-    from pa.pipeline import expand_profiles
-
-    return expand_profiles(profiles)
 
 
 @contextmanager

@@ -190,11 +190,14 @@ def build_validated_report(run: RunSummaries, rule_result: RuleResult, llm: LlmO
     return validate_report(report)
 
 
-def analyze(profiles: Sequence[Path], request: AnalyzeRequest = AnalyzeRequest(),
+def analyze(files: Sequence[Path], request: AnalyzeRequest = AnalyzeRequest(),
             progress: Progress | None = None) -> dict[str, Any]:
-    """The whole pipeline up to the validated report document (render it with `render_report`)."""
+    """The whole pipeline up to the validated report document (render it with `render_report`).
+
+    `files`: profile files as `expand_profiles` gives them (the caller expands once: the CLI needs
+    the list before any analysis, to check -o against the inputs).
+    """
     t0 = time.monotonic() if request.started is None else request.started
-    files = expand_profiles(profiles)
     # The rule packs first: a bad pack fails before minutes of Stage 1, and a pack may set how
     # marker names are normalised (`marker_names:`), which Stage 1 needs.
     ruleset = load_rules(request.site_packs, keep_paths=request.run.keep_paths)
