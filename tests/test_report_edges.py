@@ -47,6 +47,18 @@ def test_copy_rate_above_the_link_peak_is_a_measurement_problem(tmp_path: Path) 
     res = evaluate(normal, load_ruleset())
     h = next(h for h in res.hypotheses if h.rule_id == "GPU-COPY-003")
     assert "of the assumed host-link peak" in " ".join(e.text for e in h.evidence)
+    assert res.metrics["host_link_above_peak"] is False
+
+
+def test_an_unknown_link_peak_is_not_said_to_be_within_it(tmp_path: Path) -> None:
+    """No peak known (the GPU is unnamed): above-peak is unknown (null, n/a), never a 0 that reads as 'within'."""
+    path = generate_profile("pageable_htod", "nsys", tmp_path)
+    with sqlite3.connect(path) as con:
+        con.execute("DROP TABLE TARGET_INFO_GPU")
+    s = summarize(path)
+    assert all(c.peak_bandwidth_bps is None for c in s.copies.by_kind)  # type: ignore[union-attr]
+    res = evaluate(s, load_ruleset())
+    assert res.metrics["host_link_pct"] is None and res.metrics["host_link_above_peak"] is None
 
 
 def test_several_mpi_processes_in_one_export_say_why_no_cross_rank_facts(tmp_path: Path) -> None:
