@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pa import pipeline
+from pa.compare import DEFAULT_NOISE_FLOOR_PCT
 from pa.errors import UserError
 from pa.metrics.phases.detect import DEFAULT_MAX_PHASES
 
@@ -74,8 +75,8 @@ def render(doc: dict[str, Any], fmt: str = "markdown") -> str:
     return pipeline.render_report(doc, fmt)
 
 
-def compare_captures(before: PathLike, after: PathLike, *, noise_floor_pct: float = 2.0, rules: bool = True,
-            max_phases: int = DEFAULT_MAX_PHASES) -> dict[str, Any]:
+def compare_captures(before: PathLike, after: PathLike, *, noise_floor_pct: float = DEFAULT_NOISE_FLOOR_PCT,
+                     rules: bool = True, max_phases: int = DEFAULT_MAX_PHASES) -> dict[str, Any]:
     """The validated comparison document of `pa compare` (schemas/compare.schema.json), without the LLM."""
     request = pipeline.CompareRequest(noise_floor_pct=noise_floor_pct, max_phases=max_phases, rules=rules)
     return pipeline.compare(Path(before), Path(after), request)

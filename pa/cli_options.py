@@ -12,9 +12,9 @@ from pathlib import Path
 
 import click
 
+from pa.compare import DEFAULT_NOISE_FLOOR_PCT
 from pa.metrics.phases import DEFAULT_MAX_PHASES
 
-DEFAULT_NOISE_FLOOR = 2.0
 REPORT_FORMATS = ("text", "markdown", "html", "json")
 QUERIES_ENV = "PA_QUERIES"
 
@@ -45,7 +45,7 @@ templates_option = click.option(
     help="Directory of site templates (report.*.j2 / compare.*.j2).")
 
 noise_floor_option = click.option(
-    "--noise-floor", type=click.FloatRange(0, 100), default=DEFAULT_NOISE_FLOOR, show_default=True,
+    "--noise-floor", type=click.FloatRange(0, 100), default=DEFAULT_NOISE_FLOOR_PCT, show_default=True,
     help="Changes smaller than this % of the larger value are noise.")
 
 keep_paths_option = click.option("--keep-paths", is_flag=True, help="Keep absolute paths in the output.")

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pa.compare import DEFAULT_NOISE_FLOOR_PCT
 from pa.errors import InternalError, UserError
 from pa.metrics.phases import DEFAULT_MAX_PHASES
 
@@ -219,7 +220,7 @@ def render_report(doc: dict[str, Any], fmt: str, templates_dir: Path | None = No
 class CompareRequest:
     """What `compare` needs: the noise floor, the phase limit, whether rules run, and the LLM."""
 
-    noise_floor_pct: float = 2.0
+    noise_floor_pct: float = DEFAULT_NOISE_FLOOR_PCT
     max_phases: int = DEFAULT_MAX_PHASES
     rules: bool = True
     llm_enabled: bool = False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pa.compare import DEFAULT_NOISE_FLOOR_PCT
 from pa.compare.changes import change, pct_change, significant
 from pa.compare.facets import comparability_warnings, device_changes, iteration_change, verdict
 from pa.compare.model import (
@@ -28,7 +29,6 @@ from pa.metrics.model import ProfileSummary
 from pa.metrics.phases.model import PhaseSummary
 from pa.rules.hypothesis import Hypothesis
 
-DEFAULT_NOISE_FLOOR_PCT = 2.0
 KEY_MIN_SPAN_FRACTION = 0.001
 
 
