@@ -4,7 +4,9 @@
 -- Names are classified once per string, not once per call: DISTINCT keeps SQLite from flattening
 -- this CTE back into two dozen LIKE tests on every row. Every CUDA runtime and driver function
 -- name starts with "cu", so only those strings are classified (the CTE is built again for each
--- chunk of a chunked read, so it must not scan the calls themselves).
+-- chunk of a chunked read, so it must not scan the calls themselves). The name is a correlated
+-- subquery on StringIds' primary key, evaluated only for statements that ask for it (a LEFT JOIN
+-- was searched for every call by every read).
 WITH kinds AS (
     SELECT DISTINCT s.id AS id,
     CASE
@@ -38,9 +40,8 @@ SELECT
     r.start AS start,
     r."end" AS "end",
     r.nameId AS name_id,
-    s.value AS name,
+    (SELECT value FROM StringIds WHERE id = r.nameId) AS name,
     coalesce(k.kind, 'other') AS kind,
     r.correlationId AS correlation_id
 FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r
-LEFT JOIN StringIds AS s ON s.id = r.nameId
 LEFT JOIN kinds AS k ON k.id = r.nameId
