@@ -69,7 +69,9 @@ def clipped_time(starts: np.ndarray, ends: np.ndarray, edges: np.ndarray, presor
     s = np.asarray(starts, dtype=np.int64)
     e = np.asarray(ends, dtype=np.int64)
     if not presorted:
-        s, e = np.sort(s), np.sort(e)
+        # Timsort ("stable"): events arrive nearly in time order, which it sorts in one pass; the
+        # default introsort takes ~50 ms per million values whatever the order.
+        s, e = np.sort(s, kind="stable"), np.sort(e, kind="stable")
     cs = np.concatenate([[0], np.cumsum(s)])
     ce = np.concatenate([[0], np.cumsum(e)])
     ns = np.searchsorted(s, edges, side="left")
