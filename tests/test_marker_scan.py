@@ -15,13 +15,15 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from testkit.nsys_writer import write_nsys
-from testkit.scenario import Device, Marker, Process, Scenario
+from testkit.scenario import Device, Kernel, Marker, Process, Scenario
 
 from pa.metrics.host import scan_markers
 from pa.metrics.marker_names import RAW_NAMING
+from pa.metrics.summarize import summarize
 from pa.profile.detect import detect
 from pa.profile.open import open_readonly
 from pa.profile.queryset import resolve
@@ -187,3 +189,19 @@ def test_counted_depth_is_the_stack_depth_on_proper_nesting(ops):
     depth, gstart = _counted_depth(start, end, group, first)
     assert np.array_equal(depth, want)
     assert _improper_groups(end, group, depth, gstart).size == 0  # no group would be re-walked
+
+
+@pytest.mark.parametrize("markers", [
+    [],                                                        # no marker at all
+    [Marker(1, 1, 2_000, 1_000, "still open")],                # only a range still open (end < start)
+    [Marker(1, 1, 1_000, 2_000, "done"), Marker(1, 1, 3_000, 2_500, "open")],
+])
+def test_captured_markers_is_whether_the_relation_has_a_row(tmp_path: Path, markers: list[Marker]) -> None:
+    # the summary takes it from the marker scan (valid and open rows); the reference asks SQL
+    sc = Scenario(name="m", description="", devices=[Device(id=0)], processes=[Process(1, "a", {1: "a"})],
+                  kernels=[Kernel(1, 0, 7, 1_000, 5_000, "k")], markers=markers)
+    path = write_nsys(sc, tmp_path / "c.sqlite")
+    rel = bind(path)
+    want = rel.available("markers") and bool(rel.query("SELECT EXISTS (SELECT 1 FROM pa_markers)")[0][0])
+    assert want == bool(markers)
+    assert summarize(path).captured["markers"] is want

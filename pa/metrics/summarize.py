@@ -412,7 +412,10 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
                                 else None, gap_tables, int(span_start or 0)),
         captured=_captured(rel, {"kernels": len(kernels.start), "copies": len(copies.start),
                                  "memsets": len(memsets.start), "overhead": len(overhead_iv[0]),
-                                 "mpi_calls": len(mpi_iv[0])}),
+                                 "mpi_calls": len(mpi_iv[0]),
+                                 # the marker scan read every row, valid or still open
+                                 **({"markers": marker_scan.count + marker_scan.open_ranges}
+                                    if marker_scan is not None else {})}),
         skipped=skipped, warnings=warnings)
     _degraded_capture_checks(rel, summary, api)
     summary.warnings += rel.domain_notes()  # rows the relations' domain checks dropped
