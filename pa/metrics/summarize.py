@@ -96,11 +96,20 @@ def _own_relations(path: Path, rel: Relations) -> Iterator[Relations]:
 
 
 def _kernel_side(path: Path, bound: Relations, warnings: list[str]
-                 ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]]]:
-    """The kernel scan and the kernel names (run in the worker thread)."""
+                 ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]], np.ndarray,
+                            np.ndarray]:
+    """The kernel scan, the kernel names and which kernels communicate (run in the worker thread).
+
+    Returns the kernels, their extra columns, the names, the communication name ids and, per
+    kernel, whether it is one of those. The kernel classes are read here rather than on the main
+    thread, whose share before the two threads meet is the longer one on Nsight Systems files.
+    """
     with _own_relations(path, bound) as rel:
         kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
-        return kernels, kx, kernel_names(rel) if rel.available("kernels") else {}
+        names = kernel_names(rel) if rel.available("kernels") else {}
+        comm_ids = communication_name_ids(rel)
+        is_comm = np.isin(kx["name_id"], comm_ids) if len(comm_ids) else np.zeros(len(kernels.start), dtype=bool)
+        return kernels, kx, names, comm_ids, is_comm
 
 
 def _marker_side(path: Path, bound: Relations, naming: MarkerNaming) -> host_metrics.MarkerScan:
@@ -191,7 +200,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
                max_phases: int = DEFAULT_MAX_PHASES, marker_naming: MarkerNaming = DEFAULT_NAMING,
                thresholds: Thresholds = DEFAULT_THRESHOLDS) -> ProfileSummary:
     # One worker thread beside this one, with connections of its own: it scans the kernel table
-    # and reads the kernel names while this thread reads every other relation, then detects phases
+    # and reads the kernel names and classes while this thread reads every other relation, then detects phases
     # and computes the stream statistics while this thread computes the per-device, per-kernel and
     # host metrics. SQLite (inside sqlite3_step), hashlib and numpy's large-array loops release
     # the GIL, so the two halves overlap on two cores. The file's digest is a thread of its own
@@ -259,7 +268,7 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     if copies_job is not None and memsets_job is not None:
         copies, cx = copies_job.result()
         memsets, _ = memsets_job.result()
-    kernels, kx, knames = kernel_job.result()
+    kernels, kx, knames, comm_ids, is_comm = kernel_job.result()
     digest = digest_job.result()
     warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
     if api is not None and api.invalid:
@@ -288,8 +297,6 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     streams_job = pool.submit(stream_stats, gpu_ops, (len(kernels.start), len(copies.start), len(memsets.start)),
                               span)
     acts = device_activity(kernels, copies, memsets)
-    comm_ids = communication_name_ids(rel)
-    is_comm = np.isin(kx["name_id"], comm_ids) if len(comm_ids) else np.zeros(len(kernels.start), dtype=bool)
 
     all_pids_by_device: dict[int, set[int]] = {}
     for ops in (kernels, copies, memsets):
