@@ -120,13 +120,3 @@ def test_contains_many_matches_reference(pairs, times):
     got = iv.contains_many(merged, np.array(times, dtype=np.int64))
     assert got.tolist() == [t in cells for t in times]
 
-
-@given(st.lists(st.integers(-40_000, 40_000), max_size=300), st.sampled_from([np.int64, np.int32, np.uint32]),
-       st.integers(0, 3))
-def test_stable_order_is_numpys_stable_argsort(values, dtype, shift):
-    # small keys take the 16-bit radix path, wider ones the merge sort: the order must be identical
-    keys = np.array([v >> shift for v in values], dtype=np.int64)
-    if dtype is np.uint32:
-        keys = keys - keys.min() if len(keys) else keys
-    keys = keys.astype(dtype)
-    assert np.array_equal(iv.stable_order(keys), np.argsort(keys, kind="stable"))

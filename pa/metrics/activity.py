@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pa.metrics import intervals as iv
+from pa.metrics.grouping import unique_inverse
 from pa.metrics.model import StreamStats
 
 
@@ -75,8 +76,7 @@ def stream_stats(ops: Ops, counts: tuple[int, int, int], span_ns: int) -> list[S
         return []
     kind = np.repeat(np.arange(3, dtype=np.int8), counts)
     # (device, stream) as one int64 key: stream ids are only unique together with the device
-    keys, inverse = np.unique((dev << 32) | (stream & 0xFFFFFFFF), return_inverse=True)
-    inverse = inverse.reshape(-1)
+    keys, inverse = unique_inverse((dev << 32) | (stream & 0xFFFFFFFF))
     pairs = [(int(k >> 32), int(np.int64(k & 0xFFFFFFFF).astype(np.int32))) for k in keys]
     busy = iv.grouped_union_length(inverse, start, end)
     per_kind = np.bincount(inverse * 3 + kind, minlength=3 * len(pairs)).reshape(-1, 3)

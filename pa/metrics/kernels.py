@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pa.metrics import intervals as iv
+from pa.metrics.grouping import stable_order
 from pa.metrics.model import HardwareLimits, KernelStats
 from pa.profile.relations import VALID, Relations
 
@@ -87,7 +87,7 @@ def kernel_stats(names: dict[int, tuple[str | None, str | None]], name_ids: np.n
     uniq, idx = np.unique(name_ids, return_inverse=True)
     idx = idx.reshape(-1)
     counts = np.bincount(idx)
-    order = iv.stable_order(idx)
+    order = stable_order(idx)
     bounds = np.r_[0, np.cumsum(counts)[:-1]]
     sorted_d = durations[order]
     totals = np.add.reduceat(sorted_d, bounds)  # exact int64 sums
