@@ -16,6 +16,9 @@ from testkit.rocpd_writer import write_rocpd
 from testkit.scenario import ApiCall, Device, Kernel, Process, Scenario
 
 from pa.metrics.summarize import summarize
+from pa.profile.detect import detect
+from pa.profile.open import open_readonly
+from pa.profile.queryset import resolve
 
 A = dict(grid=(128, 1, 1), block=(256, 1, 1), registers_per_thread=32)
 B = dict(grid=(64, 2, 1), block=(128, 2, 1), registers_per_thread=40, static_shared_bytes=4096)
@@ -61,3 +64,26 @@ def test_modal_configuration_and_count_of_configurations(tmp_path: Path, fmt: st
     assert tied.launch_configs == 3
     # A tie goes to the smaller packed configuration: grid x 8 (C) packs below grid x 64 (B).
     assert (tied.grid, tied.block, tied.shared_bytes) == ([8, 1, 1], [1024, 1, 1], 2048)
+
+
+def test_a_null_and_a_minus_one_field_are_one_configuration(tmp_path: Path):
+    # pa maps NULL to -1 (unknown) on the distinct rows in Python: a name whose kernels read NULL
+    # registers on odd rows and -1 on even rows still has one configuration, with registers unknown
+    sc = _scenario()
+    sc.kernels = [k for k in sc.kernels if k.name == "single(float*)"][:4]
+    path = write_nsys(sc, tmp_path / "nulls.sqlite")
+    conn = open_readonly(path)
+    try:
+        version = resolve("nsys", detect(conn, path).schema_version).version
+    finally:
+        conn.close()
+    target = tmp_path / "q" / "nsys" / version
+    target.mkdir(parents=True)
+    bundled = Path(__file__).resolve().parent.parent / "queries" / "nsys" / "base" / "kernels.sql"
+    body = bundled.read_text().replace("k.registersPerThread AS registers_per_thread",
+                                       "CASE WHEN k.rowid % 2 THEN NULL ELSE -1 END AS registers_per_thread")
+    assert "rowid % 2 THEN NULL" in body
+    (target / "kernels.sql").write_text(body)
+    (single,) = summarize(path, query_dirs=[tmp_path / "q"]).kernels
+    assert (single.count, single.launch_configs, single.registers_per_thread, single.grid) == \
+        (4, 1, None, [128, 1, 1])

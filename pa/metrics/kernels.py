@@ -59,11 +59,13 @@ def launch_configs(rel: Relations) -> dict[int, tuple[dict[str, Any], int]]:
     Over the well-formed kernel rows, like every other kernel statistic. Ties between equally
     frequent configurations go to the smallest packed value.
     """
-    cols = ", ".join(f"coalesce({c}, -1)" for c in ("name_id", *CONFIG_COLUMNS))
-    rows = rel.query(f"SELECT DISTINCT {cols} FROM pa_kernels WHERE {VALID}")
+    # NULL becomes -1 on the few distinct rows in Python, not on every kernel row in SQL: a NULL
+    # and a -1 of the same name then arrive as two rows and fall into one set entry below.
+    rows = rel.query(f"SELECT DISTINCT {', '.join(('name_id', *CONFIG_COLUMNS))} FROM pa_kernels WHERE {VALID}")
     if not rows:
         return {}
-    arr = np.array(rows, dtype=np.int64).reshape(len(rows), 1 + len(CONFIG_COLUMNS))
+    arr = np.array([[-1 if v is None else v for v in row] for row in rows],
+                   dtype=np.int64).reshape(len(rows), 1 + len(CONFIG_COLUMNS))
     packed = pack_configs({c: arr[:, i + 1] for i, c in enumerate(CONFIG_COLUMNS)})
     distinct: dict[int, set[tuple[int, int, int]]] = defaultdict(set)
     for nid, gx, gyz, blk in zip(arr[:, 0].tolist(), *(p.tolist() for p in packed), strict=True):
