@@ -163,3 +163,32 @@ def test_words_names_exactly_what_a_word_boundary_search_finds():
             assert (name in found) == bool(re.search(rf"\b{name}\b", text)), (name, text[:60])
             checked += 1
     assert checked > 1000
+
+
+@pytest.mark.parametrize("ids, bound", [([3, 4, 5, 1000, 1001], 999),
+                                        ([3, 4, 10**12 + 7, 2**63 - 1], None)])
+def test_reserved_columns_hold_exactly_the_rows(tmp_path, ids, bound):
+    # without a filter the columns are reserved for the row_id range (999 rows for 5) unless the
+    # range is too wide; values past int8 arrive in a later chunk and widen what was reserved
+    import sqlite3
+
+    from pa.profile.queryset import QuerySet, load_query_file
+
+    qdir = tmp_path / "x" / "1"
+    qdir.mkdir(parents=True)
+    (qdir / "api_calls.sql").write_text(
+        "-- relation: api_calls\n-- requires: t(id, s)\n"
+        "SELECT id AS row_id, 1 AS pid, 1 AS tid, s AS start, s + 5 AS \"end\", 0 AS name_id, NULL AS name, "
+        "'other' AS kind, NULL AS correlation_id FROM t\n")
+    db = tmp_path / "p.sqlite"
+    values = [1, 2, 3, 300, 70_000][:len(ids)]
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s)")
+        c.executemany("INSERT INTO t VALUES (?, ?)", list(zip(ids, values, strict=True)))
+    rel = Relations.bind(sqlite3.connect(db), QuerySet(
+        format="x", version="1", files={"api_calls": load_query_file(qdir / "api_calls.sql", "1")}))
+    assert rel._row_id_bound("api_calls") == bound
+    for chunk in (1, 2, 1 << 18):
+        cols = rel.scan("api_calls", {"id": "row_id", "s": "start"}, dtypes={"s": np.int8}, chunk_rows=chunk).columns
+        assert cols["id"].tolist() == ids and cols["s"].tolist() == values
+        assert cols["s"].dtype == np.int64 and len(cols["s"]) == len(ids)
