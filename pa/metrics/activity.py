@@ -39,6 +39,8 @@ class Ops:
     def on(self, device: int) -> iv.Merged:
         """Merged intervals of this kind on one device."""
         mask = self.device == device
+        if mask.all():   # one device (the usual case): no copy of every operation
+            return iv.merge(self.start, self.end)
         return iv.merge(self.start[mask], self.end[mask])
 
 

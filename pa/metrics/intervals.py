@@ -26,11 +26,14 @@ def merge(starts: np.ndarray, ends: np.ndarray) -> Merged:
     """
     if len(starts) == 0:
         return EMPTY
-    starts = np.asarray(starts, dtype=np.int64)
-    ends = np.asarray(ends, dtype=np.int64)
-    order = np.argsort(starts, kind="stable")
-    s = starts[order]
-    e = ends[order]
+    s = np.asarray(starts, dtype=np.int64)
+    e = np.asarray(ends, dtype=np.int64)
+    # Events usually arrive in time order: then the sort (an identity permutation) and the two
+    # gathers it feeds are skipped (~0.2 ms to check a million starts, ~25 ms to sort and gather).
+    if len(s) > 1 and not bool(np.all(s[1:] >= s[:-1])):
+        order = np.argsort(s, kind="stable")
+        s = s[order]
+        e = e[order]
     run_max = np.maximum.accumulate(e)
     new = np.empty(len(s), dtype=bool)
     new[0] = True
