@@ -237,20 +237,13 @@ def read_error(conn: sqlite3.Connection, what: str, exc: sqlite3.Error) -> UserE
     return UserError(f"{path}: cannot read {what}: {exc}")
 
 
-def sha256_of(path: Path, chunk: int = 1 << 24) -> str:
-    """Return the hex SHA-256 of the file (provenance: which bytes the report describes).
-
-    It runs on a thread of its own beside the relation scans (3 GB rocpd files: seconds of
-    hashing). One buffer is read into over and over instead of a fresh bytes object per block
-    (each a new 4 MiB allocation whose pages the kernel maps and zeroes): in the summary of a
-    3.2 GB rocpd file the hashing thread's CPU went from 4.5 to 2.7 s (one run each on the shared
-    machine; alone, 2.8 against 2.1 s). Blocks are large (16 MiB) because the thread takes the
-    GIL back after each block, which beside two busy threads means waiting for a switch interval.
-    """
+def sha256_of(path: Path, chunk: int = 1 << 22) -> str:
+    """Return the hex SHA-256 of the file (provenance: which bytes the report describes)."""
     digest = hashlib.sha256()
-    buffer = bytearray(chunk)
-    view = memoryview(buffer)
-    with path.open("rb", buffering=0) as fh:
-        while n := fh.readinto(buffer):
-            digest.update(view[:n])
+    with path.open("rb") as fh:
+        while True:
+            block = fh.read(chunk)
+            if not block:
+                break
+            digest.update(block)
     return digest.hexdigest()
