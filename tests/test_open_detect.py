@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from click.testing import CliRunner
 
 from pa.cli import main
 from pa.profile.detect import detect
-from pa.profile.open import open_readonly
+from pa.profile.open import open_readonly, sha256_of
 
 
 def _run(path: Path):
@@ -110,3 +111,14 @@ def test_summary_text_says_not_captured_instead_of_zero(tmp_path):
     assert result.exit_code == 0, result.output
     assert "not captured" in result.output
     assert "0 kernels" not in result.output
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 4096, 4097, 3 * 4096 + 17])
+def test_sha256_of_equals_hashlib_over_the_whole_file(tmp_path: Path, size: int) -> None:
+    """The digest reads the file through one reused buffer; every byte must count once, whatever
+    the last block's length (a 4 KiB block here, so sizes straddle block boundaries)."""
+    data = bytes((i * 7 + 3) % 251 for i in range(size))
+    f = tmp_path / "x.bin"
+    f.write_bytes(data)
+    assert sha256_of(f, chunk=4096) == hashlib.sha256(data).hexdigest()
+    assert sha256_of(f) == hashlib.sha256(data).hexdigest()

@@ -43,6 +43,11 @@ WITH cat AS (
     CROSS JOIN names n ON n.id = r.name_id AND +n.guid = r.guid
     CROSS JOIN rocpd_event e ON e.id = r.event_id AND e.guid = r.guid
     WHERE EXISTS (SELECT 1 FROM cat) AND (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+    -- LIMIT -1 (no limit) keeps SQLite from pushing conditions put on this relation down into the
+    -- region loop: pa's domain checks on start and end would then run on every region, before the
+    -- name lookup drops the nine in ten that are API calls, instead of on the ranges kept (the
+    -- summary's marker statement: 7.5-8.0 s of CPU at 20 M regions without it, 7.2 s with it)
+    LIMIT -1
 )
 SELECT
     NULL AS row_id,
