@@ -325,13 +325,12 @@ def _summarize_in(pool: ThreadPoolExecutor, hasher: ThreadPoolExecutor, digest_j
     phases_job = pool.submit(phases_now) if overlap else None
     gpu_ops = Ops(*(np.concatenate([getattr(o, f) for o in (kernels, copies, memsets)])
                     for f in ("start", "end", "device", "stream", "pid")))
-    streams_job = pool.submit(stream_stats, gpu_ops, (len(kernels.start), len(copies.start), len(memsets.start)),
-                              span)
     # After the two threads meet, this thread's share (devices, gaps, kernels, copies, host) is the
     # longer one on Nsight Systems files: the launch summary (a sort of every GPU operation) goes
-    # to the worker after the stream statistics.
+    # to the worker after phase detection.
     launch_job = pool.submit(host_metrics.launch_summary, api, kernels, kx["correlation_id"], gpu_ops, span) \
         if api else None
+    streams = stream_stats(gpu_ops, (len(kernels.start), len(copies.start), len(memsets.start)), span)
     acts = device_activity(kernels, copies, memsets)
 
     all_pids_by_device: dict[int, set[int]] = {}
@@ -447,7 +446,7 @@ def _summarize_in(pool: ThreadPoolExecutor, hasher: ThreadPoolExecutor, digest_j
         if marker_scan is not None else None,
         allocations=host_metrics.alloc_summary(api, _window(gpu, span_start)) if api else None,
         launch=launch_job.result() if launch_job is not None else None,
-        streams=streams_job.result(),
+        streams=streams,
         markers=marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None,
         mpi=mpi_summary,
         overhead=host_metrics.overhead_summary(overhead_iv, span) if rel.available("overhead") else None,
