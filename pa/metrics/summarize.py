@@ -231,8 +231,8 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
                thresholds: Thresholds = DEFAULT_THRESHOLDS) -> ProfileSummary:
     # One worker thread beside this one, with connections of its own: it scans the kernel table
     # and reads the kernel names and classes while this thread reads every other relation, then
-    # detects phases and computes the stream statistics and the launch summary while this thread
-    # computes the per-device, per-kernel and host metrics. SQLite (inside sqlite3_step), hashlib
+    # detects phases and computes the launch summary while this thread computes the stream,
+    # per-device, per-kernel and host metrics. SQLite (inside sqlite3_step), hashlib
     # and numpy's large-array loops release the GIL, so the two halves overlap on two cores. The
     # file's digest is a thread of its own (2-3 s of hashing on a 3 GB rocpd file): it fills
     # whichever core the other two leave idle, and in rocpd files it then reads the small
