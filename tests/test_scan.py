@@ -192,3 +192,47 @@ def test_reserved_columns_hold_exactly_the_rows(tmp_path, ids, bound):
         cols = rel.scan("api_calls", {"id": "row_id", "s": "start"}, dtypes={"s": np.int8}, chunk_rows=chunk).columns
         assert cols["id"].tolist() == ids and cols["s"].tolist() == values
         assert cols["s"].dtype == np.int64 and len(cols["s"]) == len(ids)
+
+
+def test_filtered_scan_switches_transport_with_the_kept_share(tmp_path):
+    # rows 1-100 all kept, 101-300 one in ten: chunks read with the per-column form while most rows
+    # are kept and with the interleaved one when few are; every kept row arrives once, in order
+    import sqlite3
+
+    from pa.profile.queryset import QuerySet, load_query_file
+
+    qdir = tmp_path / "x" / "1"
+    qdir.mkdir(parents=True)
+    (qdir / "api_calls.sql").write_text(
+        "-- relation: api_calls\n-- requires: t(id, s)\n"
+        "SELECT id AS row_id, id % 3 AS pid, 1 AS tid, s AS start, s + 5 AS \"end\", id AS name_id, NULL AS name, "
+        "CASE WHEN id <= 100 OR id % 10 = 0 THEN 'sync' ELSE 'other' END AS kind, NULL AS correlation_id FROM t\n")
+    db = tmp_path / "p.sqlite"
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s)")
+        c.executemany("INSERT INTO t VALUES (?, ?)", [(i, 7 * i) for i in range(1, 301)])
+
+    statements: list[str] = []
+
+    class Spy(sqlite3.Connection):
+        def execute(self, sql, *args):  # type: ignore[override]
+            statements.append(sql)
+            return super().execute(sql, *args)
+
+    conn = sqlite3.connect(db, factory=Spy)
+    rel = Relations.bind(conn, QuerySet(
+        format="x", version="1", files={"api_calls": load_query_file(qdir / "api_calls.sql", "1")}))
+    want = [i for i in range(1, 301) if i <= 100 or i % 10 == 0]
+    for chunk in (16, 64, 1 << 18):
+        statements.clear()
+        scan = rel.scan("api_calls", {"id": "row_id", "pid": "pid", "s": "start"}, where="kind = 'sync'",
+                        aggregates={"n": ("sum", "1"), "hi": ("max", '"end"')}, chunk_rows=chunk)
+        assert scan.columns["id"].tolist() == want
+        assert scan.columns["pid"].tolist() == [i % 3 for i in want]
+        assert scan.columns["s"].tolist() == [7 * i for i in want]
+        assert scan.aggregates == {"n": 300, "hi": 7 * 300 + 5}
+        reads = [s for s in statements if "group_concat" in s]
+        if chunk == 16:   # a 1-row first chunk (interleaved), then chunks of 16: per column while
+            # every row is kept, interleaved again once one in ten is
+            interleaved = ["|| ',' ||" in s for s in reads]
+            assert interleaved[0] and not any(interleaved[1:7]) and all(interleaved[9:])

@@ -315,19 +315,26 @@ class Relations:
             keep_filter = " FILTER (WHERE pa_keep)"
         elif where:
             inner_where.append(f"({where})")
-        outer = [f"count(*){keep_filter}"]
         exprs_out = [f"coalesce(CAST(({columns[c]}) AS INTEGER), -1)" for c in names]
         # SQLite flattens the inner query into the aggregate, so the keep flag is an expression
-        # each FILTER evaluates again: with a flag, one group_concat of each kept row's values
-        # (joined by commas, parsed as rows of len(names)) tests it twice a row instead of once per
-        # column. Without one, a group_concat per column needs no per-row string building.
-        interleaved = bool(keep_filter) and len(exprs_out) > 1
-        if interleaved:
-            outer.append(f"group_concat({JOINED.join(exprs_out)}){keep_filter}")
-        else:
-            outer += [f"group_concat({v}){keep_filter}" for v in exprs_out]
-        transported = 1 if interleaved else len(names)
-        outer += [f"{fn}({expr})" for fn, expr in aggs.values()]
+        # each FILTER evaluates again. With a flag, the kept rows' values can travel as one
+        # group_concat of each row's values joined by commas (parsed as rows of len(names)), which
+        # tests the flag twice a row instead of once per column but builds a string per kept row:
+        # cheaper when few rows are kept (rocpd API calls, 1 in 20), dearer when most are (Nsight
+        # Systems API calls, all of them: 0.26 against 0.19 s per 200 k). So both forms are
+        # prepared and each chunk uses the one the previous chunk's kept share favours (the first,
+        # a sixteenth of a chunk, the interleaved one). Without a flag, a group_concat per column
+        # needs no per-row string building.
+        adaptive = bool(keep_filter) and len(exprs_out) > 1
+
+        def outer(interleaved: bool) -> list[str]:
+            cols = [f"count(*){keep_filter}", "count(*)"]
+            if interleaved:
+                cols.append(f"group_concat({JOINED.join(exprs_out)}){keep_filter}")
+            else:
+                cols += [f"group_concat({v}){keep_filter}" for v in exprs_out]
+            return cols + [f"{fn}({expr})" for fn, expr in aggs.values()]
+
         with self.reading(f"{TABLE_PREFIX}{relation}"):
             keyset = self._keyset_ok(relation)
             # Without a row filter, the row_id range bounds the rows: the columns are reserved that
@@ -336,8 +343,10 @@ class Relations:
         if keyset:
             inner_where.insert(0, "row_id BETWEEN ? AND ?")
         clause = (" WHERE " + " AND ".join(inner_where)) if inner_where else ""
-        sql = self.cte(f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner) or '1'} "
-                       f"FROM {TABLE_PREFIX}{relation}{clause})")
+        sqls = {form: self.cte(f"SELECT {', '.join(outer(form))} FROM (SELECT {', '.join(inner) or '1'} "
+                               f"FROM {TABLE_PREFIX}{relation}{clause})")
+                for form in ((True, False) if adaptive else (False,))}
+        interleaved = adaptive
         # Chunks are row_id ranges [first, first + chunk_rows - 1] (at most chunk_rows rows each), each
         # starting at the first row_id past the previous one: a bounded range, unlike the keyset
         # form (row_id > last ORDER BY row_id LIMIT n), lets SQLite flatten the relation into the
@@ -347,6 +356,7 @@ class Relations:
         out = _GrowingColumns([np.dtype(dtypes.get(c, np.int64)) for c in names], reserve or 0)
         partial: list[list[int]] = [[] for _ in aggs]
         last = np.iinfo(np.int64).min
+        size = max(1, chunk_rows // 16) if adaptive else chunk_rows
         while True:
             params: tuple[int, ...] = ()
             if keyset:
@@ -354,21 +364,24 @@ class Relations:
                     first = self.conn.execute(probe, (last,)).fetchone()
                 if first is None or first[0] is None:
                     break
-                last = min(int(first[0]) + chunk_rows - 1, _ROW_ID_MAX)
+                last = min(int(first[0]) + size - 1, _ROW_ID_MAX)
                 params = (int(first[0]), last)
+                size = chunk_rows
+            sql = sqls[interleaved]
             with self.reading(sql):
                 row = self.conn.execute(sql, params).fetchone()
-            kept = int(row[0])
+            kept, total = int(row[0]), int(row[1])
             if interleaved:
-                parsed = list(_parse_ints(row[1], kept * len(names)).reshape(kept, len(names)).T)
+                parsed = list(_parse_ints(row[2], kept * len(names)).reshape(kept, len(names)).T)
             else:
-                parsed = [_parse_ints(text, kept) for text in row[1:1 + len(names)]]
+                parsed = [_parse_ints(text, kept) for text in row[2:2 + len(names)]]
             out.append(parsed, kept)
-            for i, value in enumerate(row[1 + transported:]):
+            for i, value in enumerate(row[2 + (1 if interleaved else len(names)):]):
                 if value is not None:
                     partial[i].append(int(value))
             if not keyset or last == _ROW_ID_MAX:
                 break
+            interleaved = adaptive and 2 * kept <= total
         combine: dict[str, Callable[[list[int]], int]] = {"min": min, "max": max, "sum": sum}
         values: dict[str, int | None] = {name: (int(combine[fn](partial[i])) if partial[i] else None)
                                          for i, (name, (fn, _)) in enumerate(aggs.items())}
