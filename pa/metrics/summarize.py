@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +33,6 @@ from pa.metrics.model import (
     DeviceSummary,
     GpuTotals,
     HardwareLimits,
-    MemsetStats,
     ProfileInfo,
     ProfileSummary,
     QueryFileRef,
@@ -196,35 +195,6 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]
     return out
 
 
-class _SideReads(NamedTuple):
-    """The relations read apart from the scans: small tables, and one pass over the launch configurations."""
-
-    hardware: dict[int, tuple[dict[str, Any], HardwareLimits]]
-    configs: dict[int, tuple[dict[str, Any], int]]
-    memsets: list[MemsetStats] | None
-    rank: int | None
-    mpi_iv: host_metrics.Intervals
-    overhead_iv: host_metrics.Intervals
-    jit_iv: host_metrics.Intervals   # the driver's JIT and module loading
-
-
-def _side_reads(rel: Relations) -> _SideReads:
-    return _SideReads(
-        hardware=_hardware(rel),
-        configs=launch_configs(rel) if rel.available("kernels") else {},
-        memsets=memset_stats(rel) if rel.available("memsets") else None,
-        rank=_single_rank(rel),
-        mpi_iv=host_metrics.fetch_intervals(rel, "mpi_calls"),
-        overhead_iv=host_metrics.fetch_intervals(rel, "overhead"),
-        jit_iv=host_metrics.fetch_intervals(rel, "driver_jit"))
-
-
-def _side_reads_own(path: Path, bound: Relations) -> _SideReads:
-    """_side_reads on the calling thread's own connection."""
-    with _own_relations(path, bound) as rel:
-        return _side_reads(rel)
-
-
 def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version: str,
                product_version: str | None, keep_paths: bool,
                max_phases: int = DEFAULT_MAX_PHASES, marker_naming: MarkerNaming = DEFAULT_NAMING,
@@ -232,14 +202,13 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     # One worker thread beside this one, with connections of its own: it scans the kernel table
     # and reads the kernel names and classes while this thread reads every other relation, then
     # detects phases and computes the launch summary while this thread computes the stream,
-    # per-device, per-kernel and host metrics. SQLite (inside sqlite3_step), hashlib
-    # and numpy's large-array loops release the GIL, so the two halves overlap on two cores. The
-    # file's digest is a thread of its own (2-3 s of hashing on a 3 GB rocpd file): it fills
-    # whichever core the other two leave idle, and in rocpd files it then reads the small
-    # relations (_side_reads).
+    # per-device, per-kernel and host metrics. SQLite (inside sqlite3_step), hashlib and numpy's
+    # large-array loops release the GIL, so the two halves overlap on two cores. The file's digest
+    # is a thread of its own (3 s of hashing on a 3 GB rocpd file): it fills whichever core the
+    # other two leave idle.
     with ThreadPoolExecutor(max_workers=1) as pool, ThreadPoolExecutor(max_workers=1) as hasher:
         digest_job = hasher.submit(sha256_of, path)
-        return _summarize_in(pool, hasher, digest_job, rel, path, fmt, vendor, schema_version, product_version,
+        return _summarize_in(pool, digest_job, rel, path, fmt, vendor, schema_version, product_version,
                              keep_paths, max_phases, marker_naming, thresholds)
 
 
@@ -251,8 +220,8 @@ WORKSPACE_ONLY_RELATIONS = frozenset({"allocations"})
 FORMAT_ONLY_RELATIONS = frozenset({"memcpy_requests"})
 
 
-def _summarize_in(pool: ThreadPoolExecutor, hasher: ThreadPoolExecutor, digest_job: Future[str], rel: Relations,
-                  path: Path, fmt: str, vendor: str, schema_version: str, product_version: str | None, keep_paths: bool,
+def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relations, path: Path, fmt: str,
+                  vendor: str, schema_version: str, product_version: str | None, keep_paths: bool,
                   max_phases: int, marker_naming: MarkerNaming, thresholds: Thresholds) -> ProfileSummary:
     warnings: list[str] = list(rel.query_set.warnings)
     # A relation no metric reads (only the SQL workspace does) is not "not analysed" when its
@@ -278,14 +247,15 @@ def _summarize_in(pool: ThreadPoolExecutor, hasher: ThreadPoolExecutor, digest_j
     if copies_job is None or memsets_job is None:
         copies, cx = _ops(rel, *copy_args)
         memsets, _ = _ops(rel, "memsets", other_warnings)
-    # In rocpd files the hashing thread, idle once the digest is done (a few seconds into a
-    # twenty-second summary), reads the small relations while this thread is in the API scan;
-    # elsewhere this thread reads them after it.
-    side_job = hasher.submit(_side_reads_own, path, rel) if beside else None
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
-    side = side_job.result() if side_job is not None else _side_reads(rel)
-    hardware, configs, memsets_summary, rank = side.hardware, side.configs, side.memsets, side.rank
-    mpi_iv, overhead_iv, jit_iv = side.mpi_iv, side.overhead_iv, side.jit_iv
+    hardware = _hardware(rel)
+    configs = launch_configs(rel) if rel.available("kernels") else {}
+    memsets_summary = memset_stats(rel) if rel.available("memsets") else None
+    rank = _single_rank(rel)
+    mpi_iv = host_metrics.fetch_intervals(rel, "mpi_calls")
+    overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
+    # Compiling: the driver's JIT and module loading, and ranges the application names as compiling.
+    jit_iv = host_metrics.fetch_intervals(rel, "driver_jit")
     if marker_job is not None:
         marker_scan: host_metrics.MarkerScan | None = marker_job.result()
     elif rel.available("markers"):
