@@ -94,7 +94,8 @@ def _names_of(rule: object) -> set[str]:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--profile", "profile", type=click.Path(path_type=Path), default=None,
               help="Also try the packs on this profile: warn about patterns that match nothing, fields no "
-                   "record has and metrics that are null there.")
+                   "record has, metrics that are null there and marker_names.strip_after texts no marker "
+                   "name contains.")
 @queries_option
 @one_line_errors
 def validate(files: tuple[Path, ...], profile: Path | None, query_dirs: tuple[Path, ...]) -> None:
@@ -102,7 +103,8 @@ def validate(files: tuple[Path, ...], profile: Path | None, query_dirs: tuple[Pa
 
     Errors stop with exit 2. Legal but useless parts of the site packs are warnings (exit 0): a
     param nothing uses, a select_match text written as a regular expression, and with --profile a
-    selection that matches nothing and a metric that is null on that profile.
+    selection that matches nothing, a metric that is null on that profile and a
+    marker_names.strip_after text that no marker name of it contains.
     """
     from pa.rules.engine import load_ruleset
     from pa.rules.lint import profile_warnings, static_warnings
@@ -114,10 +116,16 @@ def validate(files: tuple[Path, ...], profile: Path | None, query_dirs: tuple[Pa
         click.echo(f"ok: {p.path} (pack {p.name}{version}, sha256 {p.sha256[:12]})")
     warnings = static_warnings(rs)
     if profile is not None:
-        from pa.metrics.summarize import summarize
+        from pa.metrics.summarize import marker_substring_hits, summarize
+        from pa.rules.lint import added_strip_after, marker_naming_warnings
 
-        warnings += profile_warnings(rs, summarize(profile, marker_naming=rs.marker_naming,
-                                                   thresholds=rs.thresholds, query_dirs=query_dirs))
+        summary = summarize(profile, marker_naming=rs.marker_naming, thresholds=rs.thresholds,
+                            query_dirs=query_dirs)
+        warnings += profile_warnings(rs, summary)
+        added = added_strip_after(rs)
+        if added:
+            warnings += marker_naming_warnings(rs, marker_substring_hits(profile, added, query_dirs),
+                                               summary.profile.file_name)
     for w in warnings:
         click.echo(f"warning: {w}")
     click.echo(f"{len(rs.rules)} rules, {len(rs.disabled)} disabled, {len(rs.params)} params, "

@@ -175,3 +175,33 @@ def test_validate_warns_about_an_override_only_disabled_rules_read(tmp_path: Pat
     assert r.exit_code == 0
     assert "override of param warmup_min_fraction has no effect" in r.output
     assert "idle_min_fraction" not in r.output and "1 warning(s)" in r.output
+
+
+def test_validate_with_profile_warns_about_strip_after_texts_no_marker_name_contains(tmp_path: Path) -> None:
+    import sqlite3
+
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenario import Device, Marker, Process, Scenario
+
+    markers = [Marker(1, 1, 1_000 + 100 * i, 1_050 + 100 * i, f"solver step, iter = {i}") for i in range(5)]
+    markers.append(Marker(1, 1, 2_000, 2_500, "io"))
+    prof = write_nsys(Scenario(name="m", description="", devices=[Device(id=0)],
+                               processes=[Process(1, "a", {1: "a"})], markers=markers), tmp_path / "m.sqlite")
+    with sqlite3.connect(prof) as con:   # independent check: the texts the profile's range names hold
+        names = [n for (n,) in con.execute("SELECT coalesce(text, value) FROM NVTX_EVENTS "
+                                           "LEFT JOIN StringIds ON StringIds.id = NVTX_EVENTS.textId")]
+    assert any(", iter = " in n for n in names) and not any(", epoch = " in n for n in names)
+    p = _pack(tmp_path, "marker_names:\n  strip_after: [', seq = ', ', iter = ', ', epoch = ']\n")
+    r = CliRunner().invoke(main, ["rules", "validate", str(p), "--profile", str(prof)])
+    assert r.exit_code == 0, r.output
+    w = [ln for ln in r.output.splitlines() if ln.startswith("warning: ") and "strip_after" in ln]
+    # only the added text that no name holds; the default PyTorch suffix (', seq = ') is absent from
+    # this profile too, but it is not the site author's
+    assert w == ["warning: marker_names.strip_after ', epoch = ' is in no marker name of m.sqlite: "
+                 "it changes no name there"], r.output
+    # a profile without markers: nothing can be said about marker names
+    bare = write_nsys(Scenario(name="b", description="", devices=[Device(id=0)],
+                               processes=[Process(1, "a", {1: "a"})]), tmp_path / "bare.sqlite")
+    r = CliRunner().invoke(main, ["rules", "validate", str(p), "--profile", str(bare)])
+    assert r.exit_code == 0, r.output
+    assert "strip_after" not in r.output

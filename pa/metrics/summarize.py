@@ -85,6 +85,27 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
         conn.close()
 
 
+def marker_substring_hits(path: Path, needles: Sequence[str],
+                          query_dirs: Sequence[Path] = ()) -> dict[str, bool] | None:
+    """For each text, whether some marker name of the profile at `path` contains it (None: no marker).
+
+    For `pa rules validate --profile`: a site pack's `marker_names.strip_after` entry that no
+    marker name contains changes nothing on that profile. One EXISTS query per text (instr, case
+    sensitive, as the normalisation's own search), so no list of names is ever built.
+    """
+    path = Path(path)
+    conn = open_readonly(path)
+    try:
+        fmt = detect(conn, path)
+        rel = Relations.bind(conn, resolve(fmt.format, fmt.schema_version, query_dirs=query_dirs))
+        if not rel.available("markers") or not rel.query("SELECT EXISTS (SELECT 1 FROM pa_markers)")[0][0]:
+            return None
+        sql = "SELECT EXISTS (SELECT 1 FROM pa_markers WHERE instr(name, ?) > 0)"
+        return {n: bool(rel.query(sql, (n,))[0][0]) for n in needles}
+    finally:
+        conn.close()
+
+
 @contextmanager
 def _own_relations(path: Path, rel: Relations) -> Iterator[Relations]:
     """The profile's relations `rel` on a read-only connection of the calling thread's own."""

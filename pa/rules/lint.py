@@ -18,6 +18,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
+from pa.metrics.marker_names import DEFAULT_NAMING
 from pa.metrics.model import ProfileSummary
 from pa.metrics.thresholds import Thresholds
 from pa.rules.expr import Expr, ExprError, Scope, compile_expr, evaluate
@@ -151,3 +152,20 @@ def profile_warnings(rs: RuleSet, summary: ProfileSummary) -> list[str]:
                 out.append(f"{where}: {shown} matches none of the {len(records)} records on {profile} "
                            "(this pattern can never match there)")
     return out
+
+
+def added_strip_after(rs: RuleSet) -> list[str]:
+    """The `marker_names.strip_after` texts the packs added to the default ones."""
+    return [t for t in rs.marker_naming.strip_after if t and t not in DEFAULT_NAMING.strip_after]
+
+
+def marker_naming_warnings(rs: RuleSet, hits: dict[str, bool] | None, profile: str) -> list[str]:
+    """Warnings for the `marker_names.strip_after` texts a pack added that no marker name of the profile contains.
+
+    `hits` maps each added text to whether some marker name contains it (None: the profile has no
+    markers, so nothing can be said).
+    """
+    if hits is None:
+        return []
+    return [f"marker_names.strip_after {t!r} is in no marker name of {profile}: it changes no name there"
+            for t in added_strip_after(rs) if not hits.get(t, False)]
