@@ -3,6 +3,7 @@ plain cursor over the same relation gives, whatever the chunk size, filter or ag
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -115,26 +116,36 @@ def test_a_transport_count_mismatch_is_an_error_not_silent_loss():
         _parse_ints("1,2", 3)
 
 
-def test_chunks_follow_sparse_row_ids(tmp_path):
-    # row_ids far apart (and one past 2^62): each chunk is a row_id range starting at the next
-    # row_id, so no row is skipped however wide the gaps, and the filter and aggregates still hold
-    import sqlite3
+def _api_calls_on_table(tmp_path, pid: str, kind: str, rows: list[tuple[int, int]],
+                        factory: type[sqlite3.Connection] = sqlite3.Connection) -> Relations:
+    """Relations over a one-table profile t(id, s) whose api_calls query file reads it.
 
+    `pid` and `kind` are the SQL of those columns (over t's id); start is s, end s + 5, name_id the
+    id. A query set of its own ("x", version "1"), so the test decides the row_ids and which rows a
+    filter keeps.
+    """
     from pa.profile.queryset import QuerySet, load_query_file
 
     qdir = tmp_path / "x" / "1"
     qdir.mkdir(parents=True)
     (qdir / "api_calls.sql").write_text(
         "-- relation: api_calls\n-- requires: t(id, s)\n"
-        "SELECT id AS row_id, 1 AS pid, 1 AS tid, s AS start, s + 5 AS \"end\", 0 AS name_id, NULL AS name, "
-        "CASE WHEN id % 2 THEN 'sync' ELSE 'other' END AS kind, NULL AS correlation_id FROM t\n")
+        f"SELECT id AS row_id, {pid} AS pid, 1 AS tid, s AS start, s + 5 AS \"end\", "
+        f"id AS name_id, NULL AS name, {kind} AS kind, NULL AS correlation_id FROM t\n")
     db = tmp_path / "p.sqlite"
-    ids = [3, 4, 5, 1000, 1001, 10**9, 10**12 + 7, 2**62 + 1, 2**63 - 1]
     with sqlite3.connect(db) as c:
         c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s)")
-        c.executemany("INSERT INTO t VALUES (?, ?)", [(i, 10 * n) for n, i in enumerate(ids)])
-    rel = Relations.bind(sqlite3.connect(db), QuerySet(
+        c.executemany("INSERT INTO t VALUES (?, ?)", rows)
+    return Relations.bind(sqlite3.connect(db, factory=factory), QuerySet(
         format="x", version="1", files={"api_calls": load_query_file(qdir / "api_calls.sql", "1")}))
+
+
+def test_chunks_follow_sparse_row_ids(tmp_path):
+    # row_ids far apart (and one past 2^62): each chunk is a row_id range starting at the next
+    # row_id, so no row is skipped however wide the gaps, and the filter and aggregates still hold
+    ids = [3, 4, 5, 1000, 1001, 10**9, 10**12 + 7, 2**62 + 1, 2**63 - 1]
+    rel = _api_calls_on_table(tmp_path, "1", "CASE WHEN id % 2 THEN 'sync' ELSE 'other' END",
+                              [(i, 10 * n) for n, i in enumerate(ids)])
     for chunk in (1, 2, 1 << 18):
         scan = rel.scan("api_calls", {"id": "row_id", "s": "start"}, where="kind = 'sync'",
                         aggregates={"n": ("sum", "1"), "hi": ("max", '"end"')}, chunk_rows=chunk)
@@ -170,23 +181,8 @@ def test_words_names_exactly_what_a_word_boundary_search_finds():
 def test_reserved_columns_hold_exactly_the_rows(tmp_path, ids, bound):
     # without a filter the columns are reserved for the row_id range (999 rows for 5) unless the
     # range is too wide; values past int8 arrive in a later chunk and widen what was reserved
-    import sqlite3
-
-    from pa.profile.queryset import QuerySet, load_query_file
-
-    qdir = tmp_path / "x" / "1"
-    qdir.mkdir(parents=True)
-    (qdir / "api_calls.sql").write_text(
-        "-- relation: api_calls\n-- requires: t(id, s)\n"
-        "SELECT id AS row_id, 1 AS pid, 1 AS tid, s AS start, s + 5 AS \"end\", 0 AS name_id, NULL AS name, "
-        "'other' AS kind, NULL AS correlation_id FROM t\n")
-    db = tmp_path / "p.sqlite"
     values = [1, 2, 3, 300, 70_000][:len(ids)]
-    with sqlite3.connect(db) as c:
-        c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s)")
-        c.executemany("INSERT INTO t VALUES (?, ?)", list(zip(ids, values, strict=True)))
-    rel = Relations.bind(sqlite3.connect(db), QuerySet(
-        format="x", version="1", files={"api_calls": load_query_file(qdir / "api_calls.sql", "1")}))
+    rel = _api_calls_on_table(tmp_path, "1", "'other'", list(zip(ids, values, strict=True)))
     assert rel._row_id_bound("api_calls") == bound
     for chunk in (1, 2, 1 << 18):
         cols = rel.scan("api_calls", {"id": "row_id", "s": "start"}, dtypes={"s": np.int8}, chunk_rows=chunk).columns
@@ -197,21 +193,6 @@ def test_reserved_columns_hold_exactly_the_rows(tmp_path, ids, bound):
 def test_filtered_scan_switches_transport_with_the_kept_share(tmp_path):
     # rows 1-100 all kept, 101-300 one in ten: chunks read with the per-column form while most rows
     # are kept and with the interleaved one when few are; every kept row arrives once, in order
-    import sqlite3
-
-    from pa.profile.queryset import QuerySet, load_query_file
-
-    qdir = tmp_path / "x" / "1"
-    qdir.mkdir(parents=True)
-    (qdir / "api_calls.sql").write_text(
-        "-- relation: api_calls\n-- requires: t(id, s)\n"
-        "SELECT id AS row_id, id % 3 AS pid, 1 AS tid, s AS start, s + 5 AS \"end\", id AS name_id, NULL AS name, "
-        "CASE WHEN id <= 100 OR id % 10 = 0 THEN 'sync' ELSE 'other' END AS kind, NULL AS correlation_id FROM t\n")
-    db = tmp_path / "p.sqlite"
-    with sqlite3.connect(db) as c:
-        c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s)")
-        c.executemany("INSERT INTO t VALUES (?, ?)", [(i, 7 * i) for i in range(1, 301)])
-
     statements: list[str] = []
 
     class Spy(sqlite3.Connection):
@@ -219,9 +200,8 @@ def test_filtered_scan_switches_transport_with_the_kept_share(tmp_path):
             statements.append(sql)
             return super().execute(sql, *args)
 
-    conn = sqlite3.connect(db, factory=Spy)
-    rel = Relations.bind(conn, QuerySet(
-        format="x", version="1", files={"api_calls": load_query_file(qdir / "api_calls.sql", "1")}))
+    rel = _api_calls_on_table(tmp_path, "id % 3", "CASE WHEN id <= 100 OR id % 10 = 0 THEN 'sync' ELSE 'other' END",
+                              [(i, 7 * i) for i in range(1, 301)], factory=Spy)
     want = [i for i in range(1, 301) if i <= 100 or i % 10 == 0]
     for chunk in (16, 64, 1 << 18):
         statements.clear()
