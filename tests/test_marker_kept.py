@@ -12,7 +12,8 @@ import sqlite3
 import numpy as np
 
 from pa.metrics.host import NamedRanges
-from pa.metrics.host_work import DEVICE_READ_RANGES, compile_ranges, marker_name_read
+from pa.metrics.host_work import compile_ranges, marker_name_read
+from pa.metrics.marker_names import DEVICE_READ_RANGES, MarkerNaming
 
 NAMES = ["compile_inner", "COMPILE kernels", "Torch-Compiled Region", "recompile", "nvrtcCompileProgram",
          "NVRTC foo", "xnvrtc", "hiprtcLink", "run ptxas", "PTXAS", "aten::item", "ATEN::ITEM, seq = 3",
@@ -21,19 +22,31 @@ NAMES = ["compile_inner", "COMPILE kernels", "Torch-Compiled Region", "recompile
          "Compilation", "precompiled", "compiler pass", "comp il"]
 
 
-def _sqlite_like(names: list[str]) -> set[str]:
+def _sqlite_like(names: list[str], reads: tuple[str, ...] = DEVICE_READ_RANGES) -> set[str]:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE m(name TEXT)")
     conn.executemany("INSERT INTO m VALUES (?)", [(n,) for n in names])
     like = ["name LIKE '%compil%'", "name LIKE 'nvrtc%'", "name LIKE 'hiprtc%'", "name LIKE '%ptxas%'",
-            *(f"name LIKE '{n}%'" for n in DEVICE_READ_RANGES)]
+            *(f"name LIKE '{n}%'" for n in reads)]
     return {r[0] for r in conn.execute(f"SELECT name FROM m WHERE {' OR '.join(like)}")}
 
 
 def test_kept_names_are_the_ones_sqlite_like_kept() -> None:
     expected = _sqlite_like(NAMES)
     assert {"aten::Xlocal_scalar_dense", "ATEN::ITEM, seq = 3", "line\ncompile"} <= expected  # LIKE's own rules
-    assert {n for n in NAMES if marker_name_read(n)} == expected
+    keep = marker_name_read()
+    assert {n for n in NAMES if keep(n)} == expected
+
+
+def test_a_packs_device_read_names_replace_the_default_ones() -> None:
+    reads = ("cupy.asnumpy", "jax.device_get")
+    names = [*NAMES, "CuPy.asnumpy(x)", "jax.device_get", "jax.device_put"]
+    keep = marker_name_read(MarkerNaming(device_reads=reads))
+    expected = _sqlite_like(names, reads)
+    assert {"CuPy.asnumpy(x)", "jax.device_get"} <= expected and "aten::item" not in expected
+    assert {n for n in names if keep(n)} == expected
+    # none at all: only the compiling names are kept
+    assert {n for n in names if marker_name_read(MarkerNaming(device_reads=()))(n)} == _sqlite_like(names, ())
 
 
 def test_compile_ranges_keep_compiling_names_with_a_duration() -> None:

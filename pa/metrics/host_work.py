@@ -13,30 +13,28 @@ both on the threads that issue GPU work (launch, copy or sync calls) in the proc
 device: helper threads that wait in poll() all run long say nothing about why the next launch came
 late;
 - device reads: NVTX ranges of framework calls that read a device value and so wait for the GPU
-  (`aten::item`, `aten::is_nonzero`, ...; DEVICE_READ_RANGES): how long the host is blocked in them,
-  and the GPU idle gaps that start while the host is inside one (its round trips: the host waited for
-  the value there, and the rest of the gap followed from it) with what running ahead recovers of them.
+  (`aten::item`, `aten::is_nonzero`, ...: marker_names.DEVICE_READ_RANGES, or a rule pack's
+  `marker_names.device_reads`): how long the host is blocked in them, and the GPU idle gaps
+  that start while the host is inside one (its round trips: the host waited for the value there,
+  and the rest of the gap followed from it) with what running ahead recovers of them.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 
 import numpy as np
 
 from pa.metrics import intervals as iv
 from pa.metrics.gaps import GAP_CAUSES, GapTable
 from pa.metrics.host import NamedRanges
+from pa.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from pa.metrics.model import DeviceRead, DeviceReads, HostWork
 from pa.profile.relations import VALID, Relations
 
 HOST_WORK_LISTED = 5
-# Framework calls whose NVTX range means "the host reads a value computed on the device": the call
-# returns only once the GPU has produced it, so the host waits (PyTorch writes these ranges with
-# `, op_id = N` or `, seq = N` suffixes, which are dropped to name the call site).
-DEVICE_READ_RANGES = ("aten::item", "aten::_local_scalar_dense", "aten::is_nonzero", "aten::nonzero",
-                      "aten::equal", "aten::allclose")
 # NVTX/rocTX ranges that mean "the host is compiling": a framework's compiler (PyTorch's
 # compile_inner/call_user_compiler, XLA's "Compile", a user's "compile kernels" range) or a runtime
 # compiler called through a range of its own (nvrtc*, hiprtc*). Whole words only: "compiled"
@@ -103,12 +101,17 @@ def _like(*patterns: str) -> re.Pattern[str]:
 # The names compile_ranges and device_reads look at: a cheap first test, as SQLite's LIKE would
 # apply it, before the exact one.
 _COMPILE_LIKE = _like("%compil%", "nvrtc%", "hiprtc%", "%ptxas%")
-_DEVICE_READ_LIKE = _like(*(f"{n}%" for n in DEVICE_READ_RANGES))
 
 
-def marker_name_read(name: str) -> bool:
-    """True for the raw marker names compile_ranges or device_reads may need (scan_markers keeps them)."""
-    return bool(_COMPILE_LIKE.fullmatch(name) or _DEVICE_READ_LIKE.fullmatch(name))
+def _device_read_like(naming: MarkerNaming) -> re.Pattern[str]:
+    """The raw names that start with one of naming.device_reads, case-insensitively."""
+    return _like(*(f"{n}%" for n in naming.device_reads)) if naming.device_reads else re.compile(r"(?!)")
+
+
+def marker_name_read(naming: MarkerNaming = DEFAULT_NAMING) -> Callable[[str], bool]:
+    """The test of the raw marker names compile_ranges or device_reads may need (scan_markers keeps them)."""
+    reads = _device_read_like(naming)
+    return lambda name: bool(_COMPILE_LIKE.fullmatch(name) or reads.fullmatch(name))
 
 
 def compile_ranges(kept: NamedRanges) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -121,16 +124,18 @@ def compile_ranges(kept: NamedRanges) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def device_reads(kept: NamedRanges, tables: list[GapTable], pids_of: dict[int, set[int]],
-                 blocked: dict[int, iv.Merged]) -> DeviceReads:
+                 blocked: dict[int, iv.Merged], naming: MarkerNaming = DEFAULT_NAMING) -> DeviceReads:
     """Host blocked, GPU idle and recoverable time per device-read call site, and over all of them.
 
-    Call sites are the NVTX ranges named in DEVICE_READ_RANGES (`kept`: the markers scan_markers
-    kept for marker_name_read). `blocked` is, per process, the merged intervals in which the host
+    Call sites are the NVTX ranges whose names start with one of naming.device_reads (`kept`: the
+    markers scan_markers kept for marker_name_read(naming); the ` op_id = N`-style suffixes are
+    dropped to name the call site). `blocked` is, per process, the merged intervals in which the host
     was blocked on the GPU (sync calls and copy calls that waited for their copy).
     """
     ranges: dict[str, dict[int, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
     counts: dict[str, int] = defaultdict(int)
-    rows = np.flatnonzero(kept.where(lambda n: bool(_DEVICE_READ_LIKE.fullmatch(n))))
+    reads = _device_read_like(naming)
+    rows = np.flatnonzero(kept.where(lambda n: bool(reads.fullmatch(n))))
     for pid, code, start, end in zip(kept.pid[rows].tolist(), kept.code[rows].tolist(),
                                      kept.start[rows].tolist(), kept.end[rows].tolist(), strict=True):
         site = _SUFFIX.sub("", kept.names[code]).strip()

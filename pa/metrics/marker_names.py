@@ -22,6 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PYTORCH_SUFFIXES = (", seq = ", ", op_id = ", ", sequenceNr = ", ", stashed seq = ")
+# Framework calls whose NVTX/rocTX range means "the host reads a value computed on the device": the
+# call returns only once the GPU has produced it, so the host waits (pa.metrics.host_work.device_reads;
+# PyTorch writes these ranges with `, op_id = N` or `, seq = N` suffixes). A range counts when its
+# raw name starts with one of these, case-insensitively; a rule pack adds others (`device_reads`).
+DEVICE_READ_RANGES = ("aten::item", "aten::_local_scalar_dense", "aten::is_nonzero", "aten::nonzero",
+                      "aten::equal", "aten::allclose")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _WORD_BEFORE = frozenset(" #:=")
 _WORD_AFTER = frozenset(" ,;)]")
@@ -29,11 +35,12 @@ _WORD_AFTER = frozenset(" ,;)]")
 
 @dataclass(frozen=True)
 class MarkerNaming:
-    """How marker names are normalised (pa.metrics.marker_names)."""
+    """How marker names are normalised (pa.metrics.marker_names), and which mean a device read."""
 
     strip_after: tuple[str, ...] = PYTORCH_SUFFIXES
     hex_addresses: bool = True
     number_words: bool = True
+    device_reads: tuple[str, ...] = DEVICE_READ_RANGES
 
     def normalise(self, name: str) -> str:
         """`name` without the ids the three steps remove."""

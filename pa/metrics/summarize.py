@@ -136,7 +136,7 @@ def _kernel_side(path: Path, bound: Relations, warnings: list[str]
 def _marker_side(path: Path, bound: Relations, naming: MarkerNaming) -> host_metrics.MarkerScan:
     """The marker scan (run in the worker thread, beside the API-call scan of this one)."""
     with _own_relations(path, bound) as rel:
-        return host_metrics.scan_markers(rel, naming, keep=marker_name_read)
+        return host_metrics.scan_markers(rel, naming, keep=marker_name_read(naming))
 
 
 def _ops_side(path: Path, bound: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
@@ -280,7 +280,7 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     if marker_job is not None:
         marker_scan: host_metrics.MarkerScan | None = marker_job.result()
     elif rel.available("markers"):
-        marker_scan = host_metrics.scan_markers(rel, marker_naming, keep=marker_name_read)
+        marker_scan = host_metrics.scan_markers(rel, marker_naming, keep=marker_name_read(marker_naming))
     else:
         marker_scan = None
     if marker_scan is not None:
@@ -433,7 +433,7 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
         sync=_sync_with_blocking_copies(host_metrics.sync_summary(rel, api, span), api, copy_rows,
                                         span) if api else None,
         device_reads=device_reads(marker_scan.kept, gap_tables, all_pids_by_device,
-                                  host_metrics.blocked_sets(api, copy_rows) if api else {})
+                                  host_metrics.blocked_sets(api, copy_rows) if api else {}, marker_naming)
         if marker_scan is not None else None,
         allocations=host_metrics.alloc_summary(api, _window(gpu, span_start)) if api else None,
         launch=launch_job.result() if launch_job is not None else None,

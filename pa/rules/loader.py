@@ -419,8 +419,9 @@ def _apply_pack(rs: RuleSet, data: dict[str, Any], display: str, builtin: bool) 
         rs.vendors.setdefault(vendor, {}).update(words)
     if "marker_names" in data:
         given = data["marker_names"] or {}
-        if "strip_after" in given:
-            given = {**given, "strip_after": tuple(given["strip_after"])}
+        for key in ("strip_after", "device_reads"):
+            if key in given:
+                given = {**given, key: tuple(given[key])}
         rs.marker_naming = dataclasses.replace(rs.marker_naming, **given)
     for h in data.get("hypotheses") or []:
         rid = h["id"]
