@@ -1,4 +1,5 @@
-"""Shared by the summary benchmarks: time `pa summary --json` against a floor measured in the same run.
+"""Shared by the benchmarks: their work directory and the testkit, pa's children with cached
+bytecode, and (summary benchmarks) `pa summary --json` timed against a floor measured in the same run.
 
 The machine is shared and its speed drifts by tens of percent within a minute, so floor and pa
 runs are interleaved and the best of each is compared, as timeit does. pa runs in a child process
@@ -11,12 +12,37 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
 
-def _children_cpu() -> float:
+
+def work_dir(keep: Path | None, prefix: str) -> Path:
+    """The directory for the generated profile (`--keep`, else a fresh temporary one), with the
+    testkit (tests/testkit, outside the product) importable."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    workdir = keep or Path(tempfile.mkdtemp(prefix=prefix))
+    workdir.mkdir(parents=True, exist_ok=True)
+    return workdir
+
+
+def cached_bytecode_env(cache_dir: Path) -> dict[str, str]:
+    """The environment for pa's children, with their bytecode cached under `cache_dir`.
+
+    As an installed wheel has it, and never in the checkout: with PYTHONDONTWRITEBYTECODE set, as on
+    the shared machine, every run compiled pa's modules from source (~60-100 ms of start-up no user
+    pays).
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(cache_dir)
+    return env
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of the children waited for so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -30,25 +56,20 @@ def compare_with_floor(path: Path, floor: Callable[[Path], float], floor_label: 
     two threads, so its CPU time exceeds its wall time on an idle machine).
     """
     floor(path)  # warm the page cache so both measurements read from memory
-    # pa's bytecode cached as an installed wheel has it, under a private prefix beside the profile
-    # (never in the checkout): with PYTHONDONTWRITEBYTECODE set, as on the shared machine, every run
-    # compiled pa's modules from source (~60-100 ms of start-up no user pays; benchmarks/startup.py
-    # does the same).
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(path.parent / "pycache")
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(__file__).resolve().parent.parent / "pa")],
+    env = cached_bytecode_env(path.parent / "pycache")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "pa")],
                    check=True, stdout=subprocess.DEVNULL, env=env)
     floors, runs, floor_cpu, pa_cpu = [], [], [], []
     for _ in range(repeat):
         c0 = time.process_time()
         floors.append(floor(path))
         floor_cpu.append(time.process_time() - c0)
-        c0 = _children_cpu()
+        c0 = children_cpu()
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "pa.cli", "summary", "--json", str(path)],
                        check=True, stdout=subprocess.DEVNULL, env=env)
         runs.append(time.perf_counter() - t0)
-        pa_cpu.append(_children_cpu() - c0)
+        pa_cpu.append(children_cpu() - c0)
     best_floor, elapsed = min(floors), min(runs)
     print("floor runs: " + ", ".join(f"{t:.2f}" for t in floors) + " s; pa runs: "
           + ", ".join(f"{t:.2f}" for t in runs) + " s")

@@ -19,13 +19,12 @@ Run: python benchmarks/startup.py [--repeat N] [--keep DIR]
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from floor_vs_pa import cached_bytecode_env, children_cpu, work_dir
 
 # What `pa summary` imports besides pa itself (pa/cli.py, pa/metrics/model.py, pa/sandbox.py,
 # pa/metrics/hardware.py, pa/summary_render.py), plus one pydantic model: the first model class
@@ -43,12 +42,10 @@ def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
     CPU time moves much less than wall time with the load of a shared machine.
     """
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     t0 = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return time.perf_counter() - t0, children_cpu() - before
 
 
 def main() -> int:
@@ -57,12 +54,10 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, default=None, help="directory to keep the generated profile in")
     args = ap.parse_args()
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the testkit lives in tests/
+    workdir = work_dir(args.keep, "pa-startup-")
     from testkit.nsys_writer import write_nsys
     from testkit.scenarios import scaled
 
-    workdir = args.keep or Path(tempfile.mkdtemp(prefix="pa-startup-"))
-    workdir.mkdir(parents=True, exist_ok=True)
     profile = workdir / "startup_1mb.sqlite"
     if not profile.exists():
         write_nsys(scaled(11_000, 1_100, 2_200, 550), profile)
@@ -76,8 +71,7 @@ def main() -> int:
         "reference: the libraries alone (no pa)": [py, "-c", LIBRARIES_ALONE],
     }
     targets = [None, 1.5, 3.0, None]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
+    env = cached_bytecode_env(workdir / "pycache")
     for argv in cases.values():
         run_once(argv, env)  # fills the bytecode cache; not timed
     best = dict.fromkeys(cases, float("inf"))

@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from floor_vs_pa import compare_with_floor
+from floor_vs_pa import compare_with_floor, work_dir
 
 
 def floor_fetch(path: Path) -> float:
@@ -43,12 +42,10 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, default=None, help="directory to keep the generated file in")
     args = ap.parse_args()
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the testkit lives in tests/
+    workdir = work_dir(args.keep, "pa-bench-")
     from testkit.nsys_writer import write_nsys
     from testkit.scenarios import scaled
 
-    workdir = args.keep or Path(tempfile.mkdtemp(prefix="pa-bench-"))
-    workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / "bench_nsys.sqlite"
     if not path.exists():
         t0 = time.perf_counter()
