@@ -124,7 +124,7 @@ def validate(files: tuple[Path, ...], profile: Path | None, query_dirs: tuple[Pa
         warnings += profile_warnings(rs, summary)
         added = added_strip_after(rs)
         if added:
-            warnings += marker_naming_warnings(rs, marker_substring_hits(profile, added, query_dirs),
+            warnings += marker_naming_warnings(marker_substring_hits(profile, added, query_dirs),
                                                summary.profile.file_name)
     for w in warnings:
         click.echo(f"warning: {w}")

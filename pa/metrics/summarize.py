@@ -43,7 +43,7 @@ from pa.metrics.phases.detect import DEFAULT_MAX_PHASES, detect_phases
 from pa.metrics.phases.model import PhaseSummary
 from pa.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from pa.metrics.transfers import COPY_CODES, copy_stats, memset_stats, round_trips
-from pa.profile.detect import detect
+from pa.profile.detect import ProfileFormat, detect
 from pa.profile.open import open_readonly, sha256_of
 from pa.profile.queryset import resolve
 from pa.profile.relations import VALID, Relations
@@ -74,15 +74,9 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
     query_dirs: user query directories layered over the bundled sets (pa.profile.queryset).
     """
     path = Path(path)
-    conn = open_readonly(path)
-    try:
-        fmt = detect(conn, path)
-        qs = resolve(fmt.format, fmt.schema_version, query_dirs=query_dirs)
-        rel = Relations.bind(conn, qs)
+    with _bound(path, query_dirs) as (fmt, rel):
         return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
                           keep_paths, max_phases, marker_naming, thresholds)
-    finally:
-        conn.close()
 
 
 def marker_substring_hits(path: Path, needles: Sequence[str],
@@ -93,15 +87,20 @@ def marker_substring_hits(path: Path, needles: Sequence[str],
     marker name contains changes nothing on that profile. One EXISTS query per text (instr, case
     sensitive, as the normalisation's own search), so no list of names is ever built.
     """
-    path = Path(path)
-    conn = open_readonly(path)
-    try:
-        fmt = detect(conn, path)
-        rel = Relations.bind(conn, resolve(fmt.format, fmt.schema_version, query_dirs=query_dirs))
+    with _bound(Path(path), query_dirs) as (_, rel):
         if not rel.available("markers") or not rel.query("SELECT EXISTS (SELECT 1 FROM pa_markers)")[0][0]:
             return None
         sql = "SELECT EXISTS (SELECT 1 FROM pa_markers WHERE instr(name, ?) > 0)"
         return {n: bool(rel.query(sql, (n,))[0][0]) for n in needles}
+
+
+@contextmanager
+def _bound(path: Path, query_dirs: Sequence[Path]) -> Iterator[tuple[ProfileFormat, Relations]]:
+    """The profile at `path` opened read-only, its format, and its relations bound to its query set."""
+    conn = open_readonly(path)
+    try:
+        fmt = detect(conn, path)
+        yield fmt, Relations.bind(conn, resolve(fmt.format, fmt.schema_version, query_dirs=query_dirs))
     finally:
         conn.close()
 

@@ -159,13 +159,11 @@ def added_strip_after(rs: RuleSet) -> list[str]:
     return [t for t in rs.marker_naming.strip_after if t and t not in DEFAULT_NAMING.strip_after]
 
 
-def marker_naming_warnings(rs: RuleSet, hits: dict[str, bool] | None, profile: str) -> list[str]:
-    """Warnings for the `marker_names.strip_after` texts a pack added that no marker name of the profile contains.
+def marker_naming_warnings(hits: dict[str, bool] | None, profile: str) -> list[str]:
+    """Warnings for the added `marker_names.strip_after` texts no marker name of the profile contains.
 
-    `hits` maps each added text to whether some marker name contains it (None: the profile has no
-    markers, so nothing can be said).
+    `hits` maps each text a pack added (added_strip_after) to whether some marker name contains it
+    (None: the profile has no markers, so nothing can be said).
     """
-    if hits is None:
-        return []
     return [f"marker_names.strip_after {t!r} is in no marker name of {profile}: it changes no name there"
-            for t in added_strip_after(rs) if not hits.get(t, False)]
+            for t, found in (hits or {}).items() if not found]
