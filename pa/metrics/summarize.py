@@ -43,6 +43,7 @@ from pa.metrics.phases.detect import DEFAULT_MAX_PHASES, detect_phases
 from pa.metrics.phases.model import PhaseSummary
 from pa.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from pa.metrics.transfers import COPY_CODES, copy_stats, memset_stats, round_trips
+from pa.profile.canonical import column_names
 from pa.profile.detect import ProfileFormat, detect
 from pa.profile.open import open_readonly, sha256_of
 from pa.profile.queryset import resolve
@@ -201,11 +202,18 @@ def _span(rel: Relations, fetched: list[Ops], api: host_metrics.ApiCalls | None,
 
 
 def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]]:
+    """Each device's row of the devices relation and its hardware limits, by device id.
+
+    Read whole, so the rows the domain checks drop are counted by the same statement: on rocpd
+    files the relation looks at every dispatch and copy for the agents used (~0.2 s at 400 k
+    dispatches and 500 k copies), and counting apart at the end was a second such pass.
+    """
     out: dict[int, tuple[dict[str, Any], HardwareLimits]] = {}
     if not rel.available("devices"):
         return out
-    for row in rel.rows("SELECT * FROM pa_devices"):
-        r: dict[str, Any] = dict(row)
+    columns = column_names("devices")
+    for row in rel.read_whole("devices"):
+        r: dict[str, Any] = dict(zip(columns, row, strict=True))
         if r.get("memory_bandwidth_bps") is None:   # rocpd records none: the product's spec sheet
             r["memory_bandwidth_bps"] = spec_memory_bandwidth(r.get("name"))
         link, link_bw = host_link(r.get("name"), r.get("compute_capability"))
