@@ -17,7 +17,7 @@ import numpy as np
 
 from pa.metrics import host as host_metrics
 from pa.metrics import intervals as iv
-from pa.metrics.activity import Ops, device_activity, stream_stats
+from pa.metrics.activity import DeviceActivity, Ops, device_activity, stream_stats
 from pa.metrics.communication import communication_name_ids, device_communication
 from pa.metrics.degraded import rocpd_capture_checks
 from pa.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
@@ -33,6 +33,7 @@ from pa.metrics.model import (
     DeviceSummary,
     GpuTotals,
     HardwareLimits,
+    MemsetStats,
     ProfileInfo,
     ProfileSummary,
     QueryFileRef,
@@ -144,6 +145,61 @@ def _ops_side(path: Path, bound: Relations, relation: str, warnings: list[str], 
     """_ops on the worker thread's own connection."""
     with _own_relations(path, bound) as rel:
         return _ops(rel, relation, warnings, extra, expressions)
+
+
+# The MPI, overhead and compiling intervals (pid, start, end) idle gaps are classified by.
+HostIntervals = tuple[host_metrics.Intervals, host_metrics.Intervals, host_metrics.Intervals]
+# Hardware per device, launch configurations per kernel name, memset statistics.
+DeviceFacts = tuple[dict[int, tuple[dict[str, Any], HardwareLimits]], dict[int, tuple[dict[str, Any], int]],
+                    list[MemsetStats] | None]
+
+
+def _device_facts(rel: Relations) -> DeviceFacts:
+    """The small reads beside the scans: hardware per device, launch configurations, memset statistics.
+
+    Each is one statement over a GPU-side relation (on rocpd files ~0.2-0.3 s each at 400 k
+    dispatches and 500 k copies), independent of the scans.
+    """
+    return (_hardware(rel), launch_configs(rel) if rel.available("kernels") else {},
+            memset_stats(rel) if rel.available("memsets") else None)
+
+
+def _device_facts_side(path: Path, bound: Relations) -> DeviceFacts:
+    """_device_facts on the worker thread's own connection."""
+    with _own_relations(path, bound) as rel:
+        return _device_facts(rel)
+
+
+def _device_gaps(rel: Relations, acts: dict[int, DeviceActivity], api: host_metrics.ApiCalls | None,
+                 pids_by_device: dict[int, set[int]], host_ivs: HostIntervals, window: tuple[int, int],
+                 thresholds: Thresholds) -> tuple[list[DeviceGaps], list[GapTable]]:
+    """Per used device (ascending id): its idle gaps classified by what the host did, and the table.
+
+    `host_ivs`: the MPI, overhead and compiling intervals (pid, start, end) the causes come from.
+    """
+    mpi_iv, overhead_iv, jit_iv = host_ivs
+    gaps: list[DeviceGaps] = []
+    tables: list[GapTable] = []
+    for dev_id in sorted(acts):
+        busy = acts[dev_id].busy
+        pids = pids_by_device.get(dev_id, set())
+        host = host_metrics.host_sets(api, pids, mpi_iv, overhead_iv, jit_iv)
+        table = classify_gaps(dev_id, busy, host, thresholds.host_work_min_ns)
+        tables.append(table)
+        dg = device_gaps(busy, table, *window)
+        if host is not None:
+            dg = dg.model_copy(update={"host_work": host_work(rel, table, pids)})
+        gaps.append(dg)
+    return gaps, tables
+
+
+def _device_gaps_side(path: Path, bound: Relations, acts: dict[int, DeviceActivity],
+                      api: host_metrics.ApiCalls | None, pids_by_device: dict[int, set[int]],
+                      host_ivs: HostIntervals, window: tuple[int, int],
+                      thresholds: Thresholds) -> tuple[list[DeviceGaps], list[GapTable]]:
+    """_device_gaps on the worker thread's own connection."""
+    with _own_relations(path, bound) as rel:
+        return _device_gaps(rel, acts, api, pids_by_device, host_ivs, window, thresholds)
 
 
 def _phases(path: Path, bound: Relations, span_start: int, span_end: int, max_phases: int,
@@ -272,13 +328,13 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     memsets_job = pool.submit(_ops_side, path, rel, "memsets", other_warnings) if beside else None
     marker_job = pool.submit(_marker_side, path, rel, marker_naming) \
         if rel.available("markers") and beside else None
+    # On rocpd files the worker's scans end before the API scan here: it also does the small reads
+    # (this thread takes them when it reaches the per-device metrics).
+    facts_job = pool.submit(_device_facts_side, path, rel) if beside else None
     if copies_job is None or memsets_job is None:
         copies, cx = _ops(rel, *copy_args)
         memsets, _ = _ops(rel, "memsets", other_warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
-    hardware = _hardware(rel)
-    configs = launch_configs(rel) if rel.available("kernels") else {}
-    memsets_summary = memset_stats(rel) if rel.available("memsets") else None
     rank = _single_rank(rel)
     mpi_iv = host_metrics.fetch_intervals(rel, "mpi_calls")
     overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
@@ -336,9 +392,14 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
         for d in np.unique(ops.device).tolist():
             all_pids_by_device.setdefault(d, set()).update(np.unique(ops.pid[ops.device == d]).tolist())
 
+    host_ivs = (mpi_iv, overhead_iv, jit_iv)
+    window = (int(span_start), int(span_end)) if span_start is not None and span_end is not None else None
+    # The idle gaps of each device and their causes; on rocpd files on the worker, whose share
+    # after the two threads meet (phases, the launch summary) is the shorter one there.
+    gaps_job = pool.submit(_device_gaps_side, path, rel, acts, api, all_pids_by_device, host_ivs, window,
+                           thresholds) if beside and window is not None else None
+    hardware, configs, memsets_summary = facts_job.result() if facts_job is not None else _device_facts(rel)
     devices: list[DeviceSummary] = []
-    gaps: list[DeviceGaps] = []
-    gap_tables: list[GapTable] = []
     copy_rows = host_metrics.blocking_copy_rows(api, copies, cx["correlation_id"]) if api is not None \
         else np.zeros(0, dtype=np.int64)
     for dev_id in sorted(set(hardware) | set(acts)):
@@ -367,22 +428,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
             communication_busy_ns=comm.busy_ns, communication_exposed_ns=comm.exposed_ns,
             communication_recoverable_ns=comm.recoverable_ns,
             first_activity_ns=int(act.busy[0][0]), last_activity_ns=int(act.busy[1][-1]), hardware=hw))
-        if span_start is not None and span_end is not None:
-            host = host_metrics.host_sets(api, all_pids_by_device.get(dev_id, set()), mpi_iv, overhead_iv, jit_iv)
-            table = classify_gaps(dev_id, act.busy, host, thresholds.host_work_min_ns)
-            gap_tables.append(table)
-            dg = device_gaps(act.busy, table, int(span_start), int(span_end))
-            if host is not None:
-                dg = dg.model_copy(update={"host_work": host_work(rel, table, all_pids_by_device.get(dev_id, set()))})
-            gaps.append(dg)
 
-    used = [d for d in devices if d.used]
     exposed_copy = sum(iv.subtract_length(a.copies, a.kernels) for a in acts.values())
-    gpu = _gpu_totals(used, gaps, len(kernels.start), int(kernels.duration.sum()), span,
-                      int(copies.duration.sum()) if rel.available("copies") else None,
-                      int(memsets.duration.sum()) if rel.available("memsets") else None,
-                      exposed_copy if rel.available("copies") else None)
-
     hw_by_dev = {d: h for d, (_, h) in hardware.items()}
     kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, configs, hw_by_dev,
                           frozenset(comm_ids.tolist())) if rel.available("kernels") else []
@@ -420,6 +467,24 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
             round_trip_ns=trip_ns, round_trip_resident_saving_ns=trip_saving,
             migrations=migration_summary(copies, cx, {d: a.kernels for d, a in acts.items()}, hw_by_dev))
 
+    # Summaries that do not need the gaps, before waiting for them (on rocpd files the worker
+    # computes the gaps meanwhile; the marker summary alone is ~0.2 s at 2 M rocTX ranges).
+    sync = _sync_with_blocking_copies(host_metrics.sync_summary(rel, api, span), api, copy_rows, span) \
+        if api else None
+    markers = marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None
+    overhead = host_metrics.overhead_summary(overhead_iv, span) if rel.available("overhead") else None
+    # The gaps last: on rocpd files the worker computes them while this thread did the above.
+    if gaps_job is not None:
+        gaps, gap_tables = gaps_job.result()
+    elif window is not None:
+        gaps, gap_tables = _device_gaps(rel, acts, api, all_pids_by_device, host_ivs, window, thresholds)
+    else:
+        gaps, gap_tables = [], []
+    gpu = _gpu_totals([d for d in devices if d.used], gaps, len(kernels.start), int(kernels.duration.sum()), span,
+                      int(copies.duration.sum()) if rel.available("copies") else None,
+                      int(memsets.duration.sum()) if rel.available("memsets") else None,
+                      exposed_copy if rel.available("copies") else None)
+
     mpi_summary = host_metrics.mpi_summary(rel, span) if rel.available("mpi_calls") else None
     if mpi_summary is not None and max(mpi_summary.process_count, len(mpi_summary.ranks)) >= 2:
         warnings.append(several_ranks_note(mpi_summary.process_count, mpi_summary.ranks))
@@ -437,17 +502,16 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
         gpu=gpu, devices=devices, idle_gaps=gaps, kernels=kstats,
         copies=copies_summary,
         memsets=memsets_summary,
-        sync=_sync_with_blocking_copies(host_metrics.sync_summary(rel, api, span), api, copy_rows,
-                                        span) if api else None,
+        sync=sync,
         device_reads=device_reads(marker_scan.kept, gap_tables, all_pids_by_device,
                                   host_metrics.blocked_sets(api, copy_rows) if api else {}, marker_naming)
         if marker_scan is not None else None,
         allocations=host_metrics.alloc_summary(api, _window(gpu, span_start)) if api else None,
         launch=launch_job.result() if launch_job is not None else None,
         streams=streams,
-        markers=marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None,
+        markers=markers,
         mpi=mpi_summary,
-        overhead=host_metrics.overhead_summary(overhead_iv, span) if rel.available("overhead") else None,
+        overhead=overhead,
         phases=_with_gap_causes(phases_job.result() if phases_job is not None else phases_now() if has_span
                                 else None, gap_tables, int(span_start or 0)),
         captured=_captured(rel, {"kernels": len(kernels.start), "copies": len(copies.start),
