@@ -77,14 +77,12 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     the rules see the primary rank (the idle-time outlier, or --primary-rank) and the cross-rank facts.
     """
     from pa import pipeline
-    from pa.heap import keep_freed_blocks
     from pa.llm.model import LlmOptions
     from pa.pipeline import AnalyzeRequest
     from pa.report.render import EXTENSIONS, check_templates_dir
 
     started = time.monotonic()
     files = pipeline.expand_profiles(profiles)
-    keep_freed_blocks(files)   # large profiles: fewer page faults (pa/heap.py)
     # Everything that can be checked without the profile is checked before any analysis (and any
     # LLM spend): where the report goes (an input or its sidecar first: `-o p.sqlite` is refused as
     # the profile, not as an unknown format), and the site templates it will be rendered with.

@@ -64,7 +64,6 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
     from pa.cli_analyze import choose_format
     from pa.cli_output import plan_output, write_output
     from pa.compare.render import TEMPLATES
-    from pa.heap import keep_freed_blocks
     from pa.report.render import EXTENSIONS, check_templates_dir
 
     fmt = "json" if as_json and fmt is None else choose_format(fmt, output)
@@ -75,7 +74,6 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
                                       llm_enabled=not no_llm,
                                       llm_options={"model": model, "base_url": base_url, **llm_extra},
                                       query_dirs=tuple(query_dirs))
-    keep_freed_blocks([before, after])   # large profiles: fewer page faults (pa/heap.py)
     doc = pipeline.compare(before, after, request)
     text = pipeline.render_comparison(doc, fmt, templates_dir=templates_dir)
     if out.path is None:

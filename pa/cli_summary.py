@@ -30,11 +30,9 @@ def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, query_d
     the per-rank table and the cross-rank facts (straggler, imbalance, collective skew) are printed.
     """
     from pa.cli_ranks import progress_bar, working_on
-    from pa.heap import keep_freed_blocks
     from pa.pipeline import expand_profiles, summarize_run
 
     files = expand_profiles(profiles)
-    keep_freed_blocks(files)   # large profiles: fewer page faults (pa/heap.py)
     with progress_bar(len(files)) as progress, working_on(files[0] if len(files) == 1 else None):
         stage1 = summarize_run(files, options=replace(run, keep_paths=keep_paths, query_dirs=query_dirs),
                                progress=progress)

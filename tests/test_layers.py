@@ -19,7 +19,7 @@ ENGINE = Path(__file__).resolve().parent.parent / "pa"
 # Lowest first. A module may import its own package and any package of a lower layer.
 LAYERS: list[tuple[str, set[str]]] = [
     ("base", {"errors", "controls", "inputs", "paths", "sandbox", "formatting", "config", "version",
-              "nsys_report", "heap"}),
+              "nsys_report"}),
     ("profile", {"profile"}),
     ("metrics", {"metrics"}),
     ("ranks", {"ranks"}),
