@@ -7,7 +7,8 @@ zero).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -149,25 +150,40 @@ def _ops_side(path: Path, bound: Relations, relation: str, warnings: list[str], 
 
 # The MPI, overhead and compiling intervals (pid, start, end) idle gaps are classified by.
 HostIntervals = tuple[host_metrics.Intervals, host_metrics.Intervals, host_metrics.Intervals]
-# Hardware per device, launch configurations per kernel name, memset statistics.
-DeviceFacts = tuple[dict[int, tuple[dict[str, Any], HardwareLimits]], dict[int, tuple[dict[str, Any], int]],
-                    list[MemsetStats] | None]
+class SharedReads:
+    """Independent reads that whichever thread is free first takes, each on its own connection.
 
-
-def _device_facts(rel: Relations) -> DeviceFacts:
-    """The small reads beside the scans: hardware per device, launch configurations, memset statistics.
-
-    Each is one statement over a GPU-side relation (on rocpd files ~0.2-0.3 s each at 400 k
-    dispatches and 500 k copies), independent of the scans.
+    The small reads beside the scans (hardware per device, launch configurations, memset
+    statistics: on rocpd files ~0.2-0.3 s each at 400 k dispatches and 500 k copies) wait for the
+    first thread done with its scans; which one that is depends on the file (the share of rocTX
+    ranges among the regions), so neither is given them in advance.
     """
-    return (_hardware(rel), launch_configs(rel) if rel.available("kernels") else {},
-            memset_stats(rel) if rel.available("memsets") else None)
+
+    def __init__(self, reads: dict[str, Callable[[Relations], Any]]) -> None:
+        self._pending = list(reads.items())
+        self._lock = threading.Lock()
+        self.results: dict[str, Any] = {}
+
+    def take(self, rel: Relations) -> None:
+        """Run pending reads on this thread, one at a time, until none is left."""
+        while True:
+            with self._lock:
+                if not self._pending:
+                    return
+                name, read = self._pending.pop(0)
+            self.results[name] = read(rel)
+
+    def take_on_own(self, path: Path, bound: Relations) -> None:
+        """`take` on a read-only connection of the calling thread's own."""
+        with _own_relations(path, bound) as rel:
+            self.take(rel)
 
 
-def _device_facts_side(path: Path, bound: Relations) -> DeviceFacts:
-    """_device_facts on the worker thread's own connection."""
-    with _own_relations(path, bound) as rel:
-        return _device_facts(rel)
+def _device_reads(rel: Relations) -> SharedReads:
+    """The small reads the metrics need beside the scans (see SharedReads)."""
+    return SharedReads({"hardware": _hardware,
+                        "configs": lambda r: launch_configs(r) if r.available("kernels") else {},
+                        "memsets": lambda r: memset_stats(r) if r.available("memsets") else None})
 
 
 def _device_gaps(rel: Relations, acts: dict[int, DeviceActivity], api: host_metrics.ApiCalls | None,
@@ -328,13 +344,14 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     memsets_job = pool.submit(_ops_side, path, rel, "memsets", other_warnings) if beside else None
     marker_job = pool.submit(_marker_side, path, rel, marker_naming) \
         if rel.available("markers") and beside else None
-    # On rocpd files the worker's scans end before the API scan here: it also does the small reads
-    # (this thread takes them when it reaches the per-device metrics).
-    facts_job = pool.submit(_device_facts_side, path, rel) if beside else None
+    # The small reads go to whichever thread ends its scans first (on rocpd files either may).
+    shared = _device_reads(rel)
+    shared_job = pool.submit(shared.take_on_own, path, rel) if beside else None
     if copies_job is None or memsets_job is None:
         copies, cx = _ops(rel, *copy_args)
         memsets, _ = _ops(rel, "memsets", other_warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
+    shared.take(rel)   # whatever the worker has not taken yet
     rank = _single_rank(rel)
     mpi_iv = host_metrics.fetch_intervals(rel, "mpi_calls")
     overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
@@ -398,7 +415,10 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     # after the two threads meet (phases, the launch summary) is the shorter one there.
     gaps_job = pool.submit(_device_gaps_side, path, rel, acts, api, all_pids_by_device, host_ivs, window,
                            thresholds) if beside and window is not None else None
-    hardware, configs, memsets_summary = facts_job.result() if facts_job is not None else _device_facts(rel)
+    if shared_job is not None:
+        shared_job.result()   # the reads the worker took
+    hardware, configs = shared.results["hardware"], shared.results["configs"]
+    memsets_summary: list[MemsetStats] | None = shared.results["memsets"]
     devices: list[DeviceSummary] = []
     copy_rows = host_metrics.blocking_copy_rows(api, copies, cx["correlation_id"]) if api is not None \
         else np.zeros(0, dtype=np.int64)
