@@ -63,4 +63,4 @@ SELECT
 FROM rocpd_region r
 CROSS JOIN rocpd_event e ON e.id = r.event_id AND e.guid = r.guid
 LEFT JOIN kinds k ON k.id = r.name_id AND +k.guid = r.guid
-WHERE (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+WHERE (e.category_id, e.guid) IN (SELECT id, guid FROM cat)

@@ -42,7 +42,7 @@ WITH cat AS (
     FROM rocpd_region r
     CROSS JOIN names n ON n.id = r.name_id AND +n.guid = r.guid
     CROSS JOIN rocpd_event e ON e.id = r.event_id AND e.guid = r.guid
-    WHERE EXISTS (SELECT 1 FROM cat) AND (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+    WHERE EXISTS (SELECT 1 FROM cat) AND (e.category_id, e.guid) IN (SELECT id, guid FROM cat)
     -- LIMIT -1 (no limit) keeps SQLite from pushing conditions put on this relation down into the
     -- region loop: pa's domain checks on start and end would then run on every region, before the
     -- name lookup drops the nine in ten that are API calls, instead of on the ranges kept (the
@@ -75,7 +75,7 @@ FROM rocpd_sample s
 CROSS JOIN rocpd_event e ON e.id = s.event_id AND e.guid = s.guid
 JOIN rocpd_track k ON k.id = s.track_id AND k.guid = s.guid
 LEFT JOIN rocpd_info_thread t ON t.id = k.tid AND t.guid = k.guid
-WHERE EXISTS (SELECT 1 FROM cat) AND (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+WHERE EXISTS (SELECT 1 FROM cat) AND (e.category_id, e.guid) IN (SELECT id, guid FROM cat)
   -- a sample has no operation name here (its track is named after the category); rocprofv3 gives
   -- roctxGetThreadId its own name as message, which is not a mark
   AND json_extract(e.extdata, '$.message') IS NOT NULL AND json_extract(e.extdata, '$.message') <> 'roctxGetThreadId'

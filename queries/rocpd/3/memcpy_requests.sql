@@ -27,7 +27,7 @@ WITH cat AS (
     FROM rocpd_region r
     CROSS JOIN names n ON n.id = r.name_id AND n.guid = r.guid
     CROSS JOIN rocpd_event e ON e.id = r.event_id AND e.guid = r.guid
-    WHERE (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+    WHERE (e.category_id, e.guid) IN (SELECT id, guid FROM cat)
 ), args AS (
     SELECT a.guid, a.event_id,
            max(CASE WHEN a.name IN ('sizeBytes', 'ByteCount', 'count', 'size')

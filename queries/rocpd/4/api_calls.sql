@@ -48,4 +48,4 @@ LEFT JOIN rocpd_track tr ON tr.id = r.track_id AND tr.guid = r.guid
 LEFT JOIN rocpd_info_thread th ON th.id = tr.tid AND th.guid = tr.guid
 LEFT JOIN rocpd_timestamp ts ON ts.id = r.start_id AND ts.guid = r.guid
 LEFT JOIN rocpd_timestamp te ON te.id = r.end_id AND te.guid = r.guid
-WHERE (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+WHERE (e.category_id, e.guid) IN (SELECT id, guid FROM cat)

@@ -21,7 +21,7 @@ WITH cat AS (
     FROM rocpd_region r
     CROSS JOIN names n ON n.id = r.name_id AND n.guid = r.guid
     CROSS JOIN rocpd_event e ON e.id = r.event_id AND e.guid = r.guid
-    WHERE EXISTS (SELECT 1 FROM cat) AND (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+    WHERE EXISTS (SELECT 1 FROM cat) AND (e.category_id, e.guid) IN (SELECT id, guid FROM cat)
 )
 SELECT
     NULL AS row_id,
@@ -54,5 +54,5 @@ CROSS JOIN rocpd_event e ON e.id = s.event_id AND e.guid = s.guid
 LEFT JOIN rocpd_track tr ON tr.id = s.track_id AND tr.guid = s.guid
 LEFT JOIN rocpd_info_thread th ON th.id = tr.tid AND th.guid = tr.guid
 LEFT JOIN rocpd_timestamp ti ON ti.id = s.timestamp_id AND ti.guid = s.guid
-WHERE EXISTS (SELECT 1 FROM cat) AND (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+WHERE EXISTS (SELECT 1 FROM cat) AND (e.category_id, e.guid) IN (SELECT id, guid FROM cat)
 {% endif %}

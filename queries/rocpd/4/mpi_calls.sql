@@ -27,7 +27,7 @@ WITH cat AS (
     FROM rocpd_region r
     CROSS JOIN names n ON n.id = r.name_id AND n.guid = r.guid
     CROSS JOIN rocpd_event e ON e.id = r.event_id AND e.guid = r.guid
-    WHERE (e.guid, e.category_id) IN (SELECT guid, id FROM cat)
+    WHERE (e.category_id, e.guid) IN (SELECT id, guid FROM cat)
     -- LIMIT 0 when the file has no mpi category: SQLite then never enters the region loop (an
     -- EXISTS test in WHERE is checked inside the loop, once per region)
     LIMIT (SELECT CASE WHEN EXISTS (SELECT 1 FROM cat) THEN -1 ELSE 0 END)
