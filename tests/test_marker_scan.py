@@ -205,3 +205,26 @@ def test_captured_markers_is_whether_the_relation_has_a_row(tmp_path: Path, mark
     want = rel.available("markers") and bool(rel.query("SELECT EXISTS (SELECT 1 FROM pa_markers)")[0][0])
     assert want == bool(markers)
     assert summarize(path).captured["markers"] is want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.one_of(st.integers(0, 50), st.integers(0, 2**62 - 1)),
+                          st.integers(0, 50)), min_size=1, max_size=40))
+def test_group_time_keys_sort_as_the_group_and_time_pairs(rows):
+    """Both ways of packing (offsets, and ranks when a capture's span times its groups exceeds 62
+    bits) order every start and end exactly as the (group, time) pairs, and each group's key is
+    below all of its times and above every time of the groups before it."""
+    from pa.metrics.host import _group_time_keys
+
+    group = np.array(sorted(g for g, _, _ in rows), np.int64)
+    start = np.array([s for _, s, _ in rows], np.int64)
+    end = np.array([min(s + d, 2**62 - 1) for _, s, d in rows], np.int64)
+    start_key, end_key, base = _group_time_keys(start, end, group)
+    keys = np.concatenate([start_key, end_key]).tolist()
+    pairs = list(zip(np.concatenate([group, group]).tolist(), np.concatenate([start, end]).tolist(), strict=True))
+    for i in range(len(keys)):
+        for j in range(len(keys)):
+            assert (keys[i] < keys[j]) == (pairs[i] < pairs[j])
+    for g, b in zip(group.tolist(), base.tolist(), strict=True):
+        assert all(k >= b for k, (h, _) in zip(keys, pairs, strict=True) if h == g)
+        assert all(k < b for k, (h, _) in zip(keys, pairs, strict=True) if h < g)

@@ -526,13 +526,10 @@ def _counted_depth(start: np.ndarray, end: np.ndarray, group: np.ndarray, first:
     n = len(start)
     idx = np.arange(n)
     gstart = np.maximum.accumulate(np.where(first, idx, 0))
-    # rank times so that (group, time) packs into one sortable integer
-    ranks = np.unique(np.concatenate([start, end]), return_inverse=True)[1].reshape(-1)
-    width = int(ranks.max()) + 2 if n else 1
-    rs, re_ = ranks[:n], ranks[n:]
-    ends_sorted = np.sort(group * width + re_)
-    ended = np.searchsorted(ends_sorted, group * width + rs, side="right") - np.searchsorted(
-        ends_sorted, group * width, side="left")     # ranges of the group ended by this start (self too)
+    start_key, end_key, group_key = _group_time_keys(start, end, group)
+    ends_sorted = np.sort(end_key)
+    ended = np.searchsorted(ends_sorted, start_key, side="right") - np.searchsorted(
+        ends_sorted, group_key, side="left")     # ranges of the group ended by this start (self too)
     # the ranges counted that are not earlier in sort order: zero-length ranges at this very start,
     # which sort after every longer range of that start (this row itself included when zero-length)
     zero = start == end
@@ -544,6 +541,28 @@ def _counted_depth(start: np.ndarray, end: np.ndarray, group: np.ndarray, first:
                                             np.diff(np.append(np.flatnonzero(block_first), n)))
     not_earlier = np.where(zero, zeros_in_block[block] - zero_rank + 1, zeros_in_block[block])
     return (idx - gstart) - (ended - not_earlier), gstart
+
+
+def _group_time_keys(start: np.ndarray, end: np.ndarray, group: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(group, time) of each start and end as one int64 that sorts alike, and each group's least key.
+
+    group * width + (time - earliest) when that fits in 62 bits, as it does for any capture
+    shorter than days with fewer than millions of groups; otherwise the times' dense ranks stand
+    in for them (np.unique over both columns: a sort of twice the rows, ~0.6 s at 2 M ranges, the
+    cost the offsets avoid).
+    """
+    if len(start) == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z
+    lo = min(int(start.min()), int(end.min()))
+    width = max(int(start.max()), int(end.max())) - lo + 2
+    if (int(group.max()) + 1) * width < 1 << 62:
+        base = group * width
+        return base + (start - lo), base + (end - lo), base
+    ranks = np.unique(np.concatenate([start, end]), return_inverse=True)[1].reshape(-1)
+    base = group * (int(ranks.max()) + 2)
+    return base + ranks[:len(start)], base + ranks[len(start):], base
 
 
 def _improper_groups(end: np.ndarray, group: np.ndarray, depth: np.ndarray, gstart: np.ndarray) -> np.ndarray:
