@@ -228,3 +228,41 @@ def test_group_time_keys_sort_as_the_group_and_time_pairs(rows):
     for g, b in zip(group.tolist(), base.tolist(), strict=True):
         assert all(k >= b for k, (h, _) in zip(keys, pairs, strict=True) if h == g)
         assert all(k < b for k, (h, _) in zip(keys, pairs, strict=True) if h < g)
+
+
+def test_open_ranges_leave_the_names_in_the_order_the_valid_rows_give(tmp_path: Path) -> None:
+    # Open ranges travel with the valid ones and numpy drops them: a name first seen on an open
+    # range, or only there, must not change the codes' order of first appearance among valid rows.
+    from pa.metrics.host import _fetch_markers
+
+    markers = [Marker(1, 1, 5_000, 4_000, "b"), Marker(1, 1, 6_000, 5_500, "only open"),
+               Marker(1, 1, 1_000, 2_000, "a"), Marker(1, 1, 3_000, 3_500, "b"), Marker(1, 1, 7_000, 8_000, "c")]
+    sc = Scenario(name="m", description="", devices=[Device(id=0)], processes=[Process(1, "a", {1: "a"})],
+                  markers=markers)
+    rel = bind(write_nsys(sc, tmp_path / "open.sqlite"))
+    rows = _fetch_markers(rel)
+    want: list[str] = []
+    for (name,) in rel.query(f"SELECT coalesce(name, '') FROM pa_markers WHERE {VALID}"):
+        if name not in want:
+            want.append(name)
+    assert [name for name, _ in rows.keys] == want == ["a", "b", "c"]
+    assert [rows.keys[k][0] for k in rows.key.tolist()] == ["a", "b", "c"]
+    assert rows.open_ranges == 2
+    assert new_scan(rel) == reference_scan(rel)
+
+
+def test_a_real_valued_timestamp_is_read_like_every_other_number(tmp_path: Path) -> None:
+    # The domain checks admit REAL timestamps; every scan casts them to integers, the markers too.
+    sc = Scenario(name="m", description="", devices=[Device(id=0)], processes=[Process(1, "a", {1: "a"})],
+                  markers=[Marker(1, 1, 1_000, 2_000, "a"), Marker(1, 1, 3_000, 4_000, "b")])
+    path = write_nsys(sc, tmp_path / "real.sqlite")
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE NVTX_EVENTS SET start = start + 0.75, \"end\" = \"end\" + 0.25")
+    conn.commit()
+    conn.close()
+    m = new_scan(bind(path))
+    assert m["count"] == 2 and m["open"] == 0
+    assert m["extent"] == (1_000, 4_000)            # CAST truncates toward zero, as in Relations.scan
+    assert sorted((name, total) for (name, _), (_, total, _) in m["stats"]) == [("a", 1_000), ("b", 1_000)]
