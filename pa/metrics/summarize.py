@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -51,6 +51,9 @@ from pa.profile.open import open_readonly, sha256_of
 from pa.profile.queryset import resolve
 from pa.profile.relations import VALID, Relations
 from pa.version import __version__
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 GPU_RELATIONS = ("kernels", "copies", "memsets")
 # Above this many GPU-relevant API calls, phase detection runs after the other metrics instead of
@@ -108,48 +111,35 @@ def _bound(path: Path, query_dirs: Sequence[Path]) -> Iterator[tuple[ProfileForm
         conn.close()
 
 
-@contextmanager
-def _own_relations(path: Path, rel: Relations) -> Iterator[Relations]:
-    """The profile's relations `rel` on a read-only connection of the calling thread's own."""
+def _on_own(path: Path, bound: Relations, read: Callable[Concatenate[Relations, P], T], *args: P.args,
+            **kwargs: P.kwargs) -> T:
+    """`read(relations, ...)` on a read-only connection of the calling thread's own (`bound`'s relations).
+
+    How the worker thread reads: a connection serves one thread at a time.
+    """
     conn = open_readonly(path)
     try:
-        yield rel.on(conn)
+        return read(bound.on(conn), *args, **kwargs)
     finally:
         conn.close()
 
 
-def _kernel_side(path: Path, bound: Relations, warnings: list[str]
-                 ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]], np.ndarray,
-                            np.ndarray]:
+def _kernel_reads(rel: Relations, warnings: list[str]
+                  ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]], np.ndarray,
+                             np.ndarray]:
     """The kernel scan, the kernel names and which kernels communicate (run in the worker thread).
 
     Returns the kernels, their extra columns, the names, the communication name ids and, per
     kernel, whether it is one of those. The kernel classes are read here rather than on the main
     thread, whose share before the two threads meet is the longer one on Nsight Systems files.
     """
-    with _own_relations(path, bound) as rel:
-        kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
-        names = kernel_names(rel) if rel.available("kernels") else {}
-        comm_ids = communication_name_ids(rel)
-        is_comm = np.isin(kx["name_id"], comm_ids) if len(comm_ids) else np.zeros(len(kernels.start), dtype=bool)
-        return kernels, kx, names, comm_ids, is_comm
+    kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
+    names = kernel_names(rel) if rel.available("kernels") else {}
+    comm_ids = communication_name_ids(rel)
+    is_comm = np.isin(kx["name_id"], comm_ids) if len(comm_ids) else np.zeros(len(kernels.start), dtype=bool)
+    return kernels, kx, names, comm_ids, is_comm
 
 
-def _marker_side(path: Path, bound: Relations, naming: MarkerNaming) -> host_metrics.MarkerScan:
-    """The marker scan (run in the worker thread, beside the API-call scan of this one)."""
-    with _own_relations(path, bound) as rel:
-        return host_metrics.scan_markers(rel, naming, keep=marker_name_read(naming))
-
-
-def _ops_side(path: Path, bound: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
-              expressions: dict[str, str] | None = None) -> tuple[Ops, dict[str, np.ndarray]]:
-    """_ops on the worker thread's own connection."""
-    with _own_relations(path, bound) as rel:
-        return _ops(rel, relation, warnings, extra, expressions)
-
-
-# The MPI, overhead and compiling intervals (pid, start, end) idle gaps are classified by.
-HostIntervals = tuple[host_metrics.Intervals, host_metrics.Intervals, host_metrics.Intervals]
 class SharedReads:
     """Independent reads that whichever thread is free first takes, each on its own connection.
 
@@ -173,17 +163,16 @@ class SharedReads:
                 name, read = self._pending.pop(0)
             self.results[name] = read(rel)
 
-    def take_on_own(self, path: Path, bound: Relations) -> None:
-        """`take` on a read-only connection of the calling thread's own."""
-        with _own_relations(path, bound) as rel:
-            self.take(rel)
 
-
-def _device_reads(rel: Relations) -> SharedReads:
+def _device_reads() -> SharedReads:
     """The small reads the metrics need beside the scans (see SharedReads)."""
     return SharedReads({"hardware": _hardware,
                         "configs": lambda r: launch_configs(r) if r.available("kernels") else {},
                         "memsets": lambda r: memset_stats(r) if r.available("memsets") else None})
+
+
+# The MPI, overhead and compiling intervals (pid, start, end) idle gaps are classified by.
+HostIntervals = tuple[host_metrics.Intervals, host_metrics.Intervals, host_metrics.Intervals]
 
 
 def _device_gaps(rel: Relations, acts: dict[int, DeviceActivity], api: host_metrics.ApiCalls | None,
@@ -207,26 +196,6 @@ def _device_gaps(rel: Relations, acts: dict[int, DeviceActivity], api: host_metr
             dg = dg.model_copy(update={"host_work": host_work(rel, table, pids)})
         gaps.append(dg)
     return gaps, tables
-
-
-def _device_gaps_side(path: Path, bound: Relations, acts: dict[int, DeviceActivity],
-                      api: host_metrics.ApiCalls | None, pids_by_device: dict[int, set[int]],
-                      host_ivs: HostIntervals, window: tuple[int, int],
-                      thresholds: Thresholds) -> tuple[list[DeviceGaps], list[GapTable]]:
-    """_device_gaps on the worker thread's own connection."""
-    with _own_relations(path, bound) as rel:
-        return _device_gaps(rel, acts, api, pids_by_device, host_ivs, window, thresholds)
-
-
-def _phases(path: Path, bound: Relations, span_start: int, span_end: int, max_phases: int,
-            kernels: dict[str, np.ndarray], names: dict[int, tuple[str, str | None]],
-            prefetched: dict[str, dict[str, np.ndarray]],
-            marker_runs: list[list[tuple[str, int, int]]], thresholds: Thresholds) -> list[PhaseSummary] | None:
-    """Phase detection (run in the worker thread, or in this one on very large captures)."""
-    with _own_relations(path, bound) as rel:
-        return detect_phases(rel, span_start, span_end, max_phases,
-                             kernels=kernels, names=names, prefetched=prefetched, marker_runs=marker_runs,
-                             thresholds=thresholds)
 
 
 def _ops(rel: Relations, relation: str, warnings: list[str], extra: tuple[str, ...] = (),
@@ -333,22 +302,23 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
 
     kernel_warnings: list[str] = []
     other_warnings: list[str] = []
-    kernel_job = pool.submit(_kernel_side, path, rel, kernel_warnings)
+    kernel_job = pool.submit(_on_own, path, rel, _kernel_reads, kernel_warnings)
     # The API calls and the markers are the two large scans of a rocpd file (both over every
     # region): the API scan stays on this thread, the worker reads the copies, memsets and
     # markers. In Nsight Systems files the kernel scan is the large one and the worker's path the
     # longer: there everything else is read on this thread.
     beside = fmt in WORKER_SCANS_FORMATS
-    copy_args = ("copies", other_warnings, ("bytes", "correlation_id"), COPY_CODES)
-    copies_job = pool.submit(_ops_side, path, rel, *copy_args) if beside else None
-    memsets_job = pool.submit(_ops_side, path, rel, "memsets", other_warnings) if beside else None
-    marker_job = pool.submit(_marker_side, path, rel, marker_naming) \
-        if rel.available("markers") and beside else None
+    copy_extra = ("bytes", "correlation_id")
+    copies_job = pool.submit(_on_own, path, rel, _ops, "copies", other_warnings, copy_extra, COPY_CODES) \
+        if beside else None
+    memsets_job = pool.submit(_on_own, path, rel, _ops, "memsets", other_warnings) if beside else None
+    marker_job = pool.submit(_on_own, path, rel, host_metrics.scan_markers, marker_naming,
+                             keep=marker_name_read(marker_naming)) if rel.available("markers") and beside else None
     # The small reads go to whichever thread ends its scans first (on rocpd files either may).
-    shared = _device_reads(rel)
-    shared_job = pool.submit(shared.take_on_own, path, rel) if beside else None
+    shared = _device_reads()
+    shared_job = pool.submit(_on_own, path, rel, shared.take) if beside else None
     if copies_job is None or memsets_job is None:
-        copies, cx = _ops(rel, *copy_args)
+        copies, cx = _ops(rel, "copies", other_warnings, copy_extra, COPY_CODES)
         memsets, _ = _ops(rel, "memsets", other_warnings)
     api = host_metrics.fetch_api_calls(rel) if rel.available("api_calls") else None
     shared.take(rel)   # whatever the worker has not taken yet
@@ -380,19 +350,21 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
                         "(same process and correlation id) counted once")
     span_start, span_end = _span(rel, [kernels, copies, memsets], api, marker_scan)
     span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
+    window = (int(span_start), int(span_end)) if span_start is not None and span_end is not None else None
 
     def phases_now() -> list[PhaseSummary] | None:
-        return _phases(path, rel, int(span_start or 0), int(span_end or 0), max_phases,
-                       {"start": kernels.start, "end": kernels.end, "name_id": kx["name_id"],
-                        "device": kernels.device},
-                       {i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
-                       _prefetched_for_phases(rel, copies, cx, memsets, api),
-                       marker_scan.top_level_runs() if marker_scan is not None else [], thresholds)
+        # on a connection of its own: run in the worker thread, or in this one on very large captures
+        return _on_own(path, rel, detect_phases, int(span_start or 0), int(span_end or 0), max_phases,
+                       kernels={"start": kernels.start, "end": kernels.end, "name_id": kx["name_id"],
+                                "device": kernels.device},
+                       names={i: (n or f"<name id {i}>", sn) for i, (n, sn) in knames.items()},
+                       prefetched=_prefetched_for_phases(rel, copies, cx, memsets, api),
+                       marker_runs=marker_scan.top_level_runs() if marker_scan is not None else [],
+                       thresholds=thresholds)
 
-    has_span = span_start is not None and span_end is not None
     # Overlapping phase detection with the metrics below holds both working sets at once: on
     # captures with millions of API calls (rocpd files), memory matters more than the overlap.
-    overlap = has_span and (api is None or len(api.start) <= OVERLAP_PHASES_MAX_CALLS)
+    overlap = window is not None and (api is None or len(api.start) <= OVERLAP_PHASES_MAX_CALLS)
     phases_job = pool.submit(phases_now) if overlap else None
     gpu_ops = Ops(*(np.concatenate([getattr(o, f) for o in (kernels, copies, memsets)])
                     for f in ("start", "end", "device", "stream", "pid")))
@@ -410,10 +382,9 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
             all_pids_by_device.setdefault(d, set()).update(np.unique(ops.pid[ops.device == d]).tolist())
 
     host_ivs = (mpi_iv, overhead_iv, jit_iv)
-    window = (int(span_start), int(span_end)) if span_start is not None and span_end is not None else None
     # The idle gaps of each device and their causes; on rocpd files on the worker, whose share
     # after the two threads meet (phases, the launch summary) is the shorter one there.
-    gaps_job = pool.submit(_device_gaps_side, path, rel, acts, api, all_pids_by_device, host_ivs, window,
+    gaps_job = pool.submit(_on_own, path, rel, _device_gaps, acts, api, all_pids_by_device, host_ivs, window,
                            thresholds) if beside and window is not None else None
     if shared_job is not None:
         shared_job.result()   # the reads the worker took
@@ -532,7 +503,7 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
         markers=markers,
         mpi=mpi_summary,
         overhead=overhead,
-        phases=_with_gap_causes(phases_job.result() if phases_job is not None else phases_now() if has_span
+        phases=_with_gap_causes(phases_job.result() if phases_job is not None else phases_now() if window is not None
                                 else None, gap_tables, int(span_start or 0)),
         captured=_captured(rel, {"kernels": len(kernels.start), "copies": len(copies.start),
                                  "memsets": len(memsets.start), "overhead": len(overhead_iv[0]),
