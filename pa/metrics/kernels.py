@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pa.metrics.grouping import stable_order
+from pa.metrics.grouping import stable_order, unique_inverse
 from pa.metrics.model import HardwareLimits, KernelStats
 from pa.profile.relations import VALID, Relations
 
@@ -86,8 +86,7 @@ def kernel_stats(names: dict[int, tuple[str | None, str | None]], name_ids: np.n
     """Statistics for every kernel name, largest total time first (`communication_ids`: NCCL/RCCL names)."""
     if len(name_ids) == 0:
         return []
-    uniq, idx = np.unique(name_ids, return_inverse=True)
-    idx = idx.reshape(-1)
+    uniq, idx = unique_inverse(name_ids)
     counts = np.bincount(idx)
     order = stable_order(idx)
     bounds = np.r_[0, np.cumsum(counts)[:-1]]

@@ -282,9 +282,9 @@ _FAST_TIMES = f'start BETWEEN 0 AND {_M - MAX_DURATION_NS} AND "end" BETWEEN sta
 _DEVICE = Check("device missing, not a number or negative", f"device IS NOT NULL AND device BETWEEN 0 AND {_M}")
 _FAST_DEVICE = f"device BETWEEN 0 AND {_M}"
 _BYTES = Check("bytes negative or not a number", f"bytes IS NULL OR bytes BETWEEN 0 AND {_M}")
-# NULL bytes pass the check, so they pass the fast condition too: rocpd's memsets (fill kernels)
-# carry no size, and a fast condition false on every row sends every row through the checks.
-_FAST_BYTES = f"(bytes IS NULL OR bytes BETWEEN 0 AND {_M})"
+# The check itself, NULL included: rocpd's memsets (fill kernels) carry no size, and a fast
+# condition false on every row sends every row through the checks.
+_FAST_BYTES = f"({_BYTES.sql})"
 _NAME_ID = Check("name_id missing or not a number", f"name_id IS NOT NULL AND name_id BETWEEN {-_M} AND {_M}")
 
 DOMAINS: dict[str, Domain] = {

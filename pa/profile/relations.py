@@ -394,11 +394,18 @@ class Relations:
         if self.conn.execute(self.cte(f"SELECT row_id FROM {TABLE_PREFIX}{relation} LIMIT 1")).fetchone() in \
                 (None, (None,)):
             return False
-        plan = self.conn.execute("EXPLAIN QUERY PLAN " + self.cte(
-            f"SELECT start FROM {TABLE_PREFIX}{relation} WHERE row_id > ? ORDER BY row_id LIMIT ?"), (0, 1)).fetchall()
-        # A sort of the outer query (parent 0) would be repeated for every chunk; sorts inside the
-        # relation's own small CTEs (a window over kernel symbols, a GROUP BY over domains) are not.
-        return not any(r[1] == 0 and "TEMP B-TREE" in str(r[3]) and "ORDER BY" in str(r[3]) for r in plan)
+        # A sort would be repeated for every chunk.
+        return not self._sorts_by_row_id(self.cte(
+            f"SELECT start FROM {TABLE_PREFIX}{relation} WHERE row_id > ? ORDER BY row_id LIMIT ?"), (0, 1))
+
+    def _sorts_by_row_id(self, sql: str, params: Sequence[object] = ()) -> bool:
+        """True when SQLite's plan for `sql` sorts its outer query (parent 0) for the ORDER BY.
+
+        Sorts inside the relation's own small CTEs (a window over kernel symbols, a GROUP BY over
+        domains) do not count: they are not repeated per row_id range.
+        """
+        plan = self.conn.execute("EXPLAIN QUERY PLAN " + sql, tuple(params)).fetchall()
+        return any(r[1] == 0 and "TEMP B-TREE" in str(r[3]) and "ORDER BY" in str(r[3]) for r in plan)
 
     def _row_id_bound(self, relation: str) -> int | None:
         """Last row_id − first row_id + 1 of a relation read in row_id order, or None when unknown.
@@ -409,8 +416,7 @@ class Relations:
         ends = []
         for order in ("", " DESC"):
             sql = self.cte(f"SELECT row_id FROM {TABLE_PREFIX}{relation} ORDER BY row_id{order} LIMIT 1")
-            plan = self.conn.execute("EXPLAIN QUERY PLAN " + sql).fetchall()
-            if any(r[1] == 0 and "TEMP B-TREE" in str(r[3]) and "ORDER BY" in str(r[3]) for r in plan):
+            if self._sorts_by_row_id(sql):
                 return None
             row = self.conn.execute(sql).fetchone()
             if row is None or not isinstance(row[0], int):
