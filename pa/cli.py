@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import gc
 import importlib
+from pathlib import Path
 
 import click
 
@@ -65,20 +66,29 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pa")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Use this pa.toml alone, trusted (default: ~/.config/pa/pa.toml under ./pa.toml; $PA_CONFIG).")
 @click.pass_context
-def main(ctx: click.Context) -> None:
+def main(ctx: click.Context, config_file: Path | None) -> None:
     """pa: a performance advisor for GPU applications (Nsight Systems and rocpd profiles).
 
-    Configuration: ./pa.toml, else ~/.config/pa/pa.toml (`pa config show`); flags override it.
+    Configuration: ~/.config/pa/pa.toml, and ./pa.toml over it (limited until `pa config trust`:
+    docs/security.md); `pa config show` lists both; flags override them.
     """
-    from pa.config import default_map, load_config
+    from pa.config import default_map, ignored_warning, load_config
     from pa.errors import PaError
 
     try:
-        config = load_config()
+        config = load_config(explicit=config_file)
     except PaError as exc:
         click.echo(f"pa: error: {exc}", err=True)
         ctx.exit(exc.exit_code)
+    warning = ignored_warning(config)
+    if warning and ctx.invoked_subcommand != "config":
+        from pa.controls import escape_controls
+
+        click.echo(f"pa: warning: {escape_controls(warning)}", err=True)
+    ctx.obj = config
     ctx.default_map = default_map(config)
 
 

@@ -1,8 +1,14 @@
-"""`pa config show`: the merged configuration and where each value came from."""
+"""`pa config show|trust|untrust`: the configuration in use, where each value came from, and trust.
+
+A project's `./pa.toml` may have come with the data, so until the user trusts it pa uses only its
+harmless settings (pa.config, docs/security.md); `pa config trust` records the user's decision for
+the file as it is now, `pa config untrust` withdraws it.
+"""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 
@@ -12,15 +18,23 @@ config_group = click.Group("config", help="Show the configuration pa.toml and th
 
 
 @config_group.command("show")
+@click.pass_context
 @one_line_errors
-def show() -> None:
+def show(ctx: click.Context) -> None:
     """Print every setting with its value and its source (flag-free: what a command starts from)."""
     from pa.cli_options import QUERIES_ENV
-    from pa.config import LLM_KEYS, SETTINGS, config_paths, load_config
+    from pa.config import LLM_KEYS, SETTINGS, Config, config_paths, ignored_warning, load_config
+    from pa.controls import escape_controls
 
-    config = load_config()
+    root = ctx.find_root().obj
+    config = root if isinstance(root, Config) else load_config()
     looked = ", ".join(str(p) for p in config_paths())
-    click.echo(f"configuration file: {config.path if config.path else '(none; looked for ' + looked + ')'}")
+    files = sorted({str(p) for p in config.sources.values()} | ({str(config.path)} if config.path else set()))
+    listed = ", ".join(files) if files else f"(none; looked for {looked})"
+    click.echo(escape_controls(f"configuration files: {listed}"))
+    if config.untrusted is not None:
+        click.echo(escape_controls(f"not trusted: {config.untrusted} (only format, noise_floor, max_phases and "
+                                   "tighter [llm] limits are used; `pa config trust` to trust it)"))
     env_queries = os.environ.get(QUERIES_ENV)
     for s in SETTINGS:
         value: object
@@ -28,14 +42,48 @@ def show() -> None:
         if s.key == "queries" and env_queries:
             value, source = [d for d in env_queries.split(os.pathsep) if d], f"${QUERIES_ENV}"
         elif s.key in config.values:
-            value, source = config.values[s.key], str(config.path)
+            value, source = config.values[s.key], str(config.sources.get(s.key, config.path))
         else:
             value, source = f"({_builtin_default(s.targets[0])})", "built-in default"
-        click.echo(f"{s.key:<12} = {_show(value):<40} # {source}; {s.help} ({', '.join(commands)})")
+        click.echo(escape_controls(f"{s.key:<12} = {_show(value):<40} # {source}; {s.help} ({', '.join(commands)})"))
     for key in LLM_KEYS:
+        source = str(config.sources.get(f"llm.{key}", config.path))
         if key in config.llm:
-            click.echo(f"llm.{key:<8} = {_show(config.llm[key]):<40} # {config.path}")
+            click.echo(escape_controls(f"llm.{key:<8} = {_show(config.llm[key]):<40} # {source}"))
+        elif key in config.llm_limits:
+            click.echo(escape_controls(f"llm.{key:<8} = {_show(config.llm_limits[key]):<40} # {source} "
+                                       "(untrusted: can only lower the limit)"))
+    warning = ignored_warning(config)
+    if warning:
+        click.echo(escape_controls(warning))
     click.echo("(a command-line flag overrides any of these; `pa COMMAND --help` shows the built-in defaults)")
+
+
+@config_group.command("trust")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path), default=Path("pa.toml"))
+@one_line_errors
+def trust(file: Path) -> None:
+    """Trust FILE (default ./pa.toml) as it is now: its rules, queries, templates and [llm] apply."""
+    from pa.config import set_trust
+    from pa.controls import escape_controls
+    from pa.errors import UserError
+
+    if not file.is_file():
+        raise UserError(f"{file}: no such file")
+    store = set_trust(file, True)
+    click.echo(escape_controls(f"trusted {file.resolve()} (recorded in {store}; editing the file withdraws it)"))
+
+
+@config_group.command("untrust")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path), default=Path("pa.toml"))
+@one_line_errors
+def untrust(file: Path) -> None:
+    """Withdraw the trust recorded for FILE (default ./pa.toml)."""
+    from pa.config import set_trust
+    from pa.controls import escape_controls
+
+    store = set_trust(file, False)
+    click.echo(escape_controls(f"no longer trusted: {file.resolve()} (recorded in {store})"))
 
 
 def _builtin_default(target: tuple[str, ...]) -> str:

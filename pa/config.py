@@ -1,9 +1,20 @@
 """pa.toml: the one configuration file of every command, read once before the command runs.
 
-Where: `./pa.toml` (the project directory, i.e. the current directory), else
-`$XDG_CONFIG_HOME/pa/pa.toml` (default `~/.config/pa/pa.toml`); the first file found is the whole
-configuration (the two are not merged). Precedence, highest first: a command-line flag, an
-environment variable where one exists (PA_QUERIES), the file, pa's built-in default.
+Where, and how far each file is trusted (docs/security.md, "Configuration files"):
+
+- `$XDG_CONFIG_HOME/pa/pa.toml` (default `~/.config/pa/pa.toml`), the user's own file: trusted.
+- `./pa.toml` (the project directory, i.e. the current directory): it may have come with the data
+  (a cloned repository, an unpacked archive), so unless the user trusted it it may only set what
+  cannot send data anywhere, load code-like data or weaken a guard: `format`, `noise_floor`,
+  `max_phases`, and [llm] values that *tighten* a limit (`redact = true`, a lower cost ceiling, ...).
+  Every other key it sets is ignored and named in one warning. It is trusted when the user says so:
+  `pa config trust` records its path and SHA-256 in the user's config directory (`trusted.json`);
+  an edited file is no longer trusted.
+- `pa --config FILE` (or `$PA_CONFIG`): that file alone, trusted: the user named it.
+
+The user's file is the base and the project file is laid over it, key by key. Precedence, highest
+first: a command-line flag, an environment variable where one exists (PA_QUERIES), the files, pa's
+built-in default.
 
     rules = ["site.yaml"]            # site rule packs after the built-in ones (pa analyze, pa rules)
     queries = ["my-queries"]         # query directories over the bundled sets (every profile reader)
@@ -71,7 +82,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_phases", "int", (("summary", "max_phases"), ("analyze", "max_phases"), ("compare", "max_phases")),
             "most phases per profile", minimum=1, maximum=64),
     Setting("workers", "int", (("summary", "workers"), ("analyze", "workers")),
-            "Stage 1 processes for several rank files", minimum=1),
+            "Stage 1 processes for several rank files", minimum=1, maximum=256),
     Setting("executor", "str", (("summary", "executor"), ("analyze", "executor")), "Stage 1 executor",
             choices=("process", "dask")),
 )
@@ -86,28 +97,164 @@ LLM_KEYS: dict[str, type] = {
     "max_request_tokens": int, "exact_token_count": bool, "retry_initial_s": float}
 
 
+# What a project file (./pa.toml, not trusted) may set: nothing that sends data anywhere, loads
+# code-like data (rule packs, templates, query files), starts processes or weakens a guard.
+PROJECT_SAFE_KEYS = frozenset({"format", "noise_floor", "max_phases"})
+# [llm] limits an untrusted project file may only tighten: numbers where the smaller wins, and
+# switches it may set only to the value given here (redact on, the raw tables and app knowledge off).
+LLM_LOWER_IS_TIGHTER = frozenset({
+    "max_turns", "timeout_s", "deadline_s", "max_retries", "validation_retries", "sql_time_limit_s",
+    "sql_max_rows", "sql_max_bytes", "tool_max_bytes", "max_string_chars", "max_cost_usd",
+    "max_request_tokens"})
+LLM_TIGHT_SWITCHES = {"redact": True, "sql_raw_tables": False, "allow_app_knowledge": False}
+TRUST_FILE = "trusted.json"
+CONFIG_ENV = "PA_CONFIG"
+
+
 @dataclass(frozen=True)
 class Config:
-    """The validated contents of the pa.toml in use (empty when there is none)."""
+    """The validated configuration in use: the user's file with the project file laid over it.
 
-    path: Path | None = None
+    `llm_limits` are the [llm] numbers of an untrusted project file: they can only lower a limit
+    (pa.llm.providers.load_settings takes the smaller). `ignored` names what an untrusted project
+    file set and pa did not use (said once on stderr, and by `pa config show`).
+    """
+
+    path: Path | None = None                               # the last file read (the project's, if any)
     values: dict[str, Any] = field(default_factory=dict)   # top-level keys; paths made absolute
     llm: dict[str, Any] = field(default_factory=dict)
+    llm_limits: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, Path] = field(default_factory=dict)  # "max_phases" / "llm.model" -> its file
+    untrusted: Path | None = None                          # a project file read with the limits above
+    ignored: tuple[str, ...] = ()
+
+
+def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The user's own configuration directory ($XDG_CONFIG_HOME/pa, default ~/.config/pa)."""
+    environ = os.environ if env is None else env
+    return Path(environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")) / "pa"
 
 
 def config_paths(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
-    """Where pa.toml is looked for, first match wins."""
+    """Where pa.toml is looked for: the project's file, then the user's (both are read)."""
+    return [(cwd or Path.cwd()) / CONFIG_NAME, user_config_dir(env) / CONFIG_NAME]
+
+
+def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                explicit: Path | None = None) -> Config:
+    """The configuration in use (module docs): `explicit` alone, else the user's file under the project's.
+
+    `explicit` (pa --config, else $PA_CONFIG) is trusted: the user named it.
+    """
     environ = os.environ if env is None else env
-    base = environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return [(cwd or Path.cwd()) / CONFIG_NAME, Path(base) / "pa" / CONFIG_NAME]
+    if explicit is None and environ.get(CONFIG_ENV):
+        explicit = Path(environ[CONFIG_ENV])
+    if explicit is not None:
+        if not explicit.is_file():
+            raise UserError(f"--config {explicit}: no such file")
+        return _layer(Config(), parse_config(explicit), trusted=True)
+    project, user = config_paths(cwd, env)
+    config = Config()
+    if user.is_file():
+        config = _layer(config, parse_config(user), trusted=True)
+    if project.is_file() and not _same_file(project, user):
+        config = _layer(config, parse_config(project), trusted=is_trusted(project, env))
+    return config
 
 
-def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
-    """Read and validate the first pa.toml found (module docs); no file is an empty Config."""
-    for path in config_paths(cwd, env):
-        if path.is_file():
-            return parse_config(path)
-    return Config()
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return b.exists() and a.samefile(b)
+    except OSError:
+        return False
+
+
+def _layer(base: Config, top: Config, *, trusted: bool) -> Config:
+    """`top`'s values over `base`'s; an untrusted `top` only where PROJECT_SAFE_KEYS / the [llm] limits allow."""
+    assert top.path is not None
+    values, llm, limits = dict(base.values), dict(base.llm), dict(base.llm_limits)
+    sources, ignored = dict(base.sources), list(base.ignored)
+    for key, val in top.values.items():
+        if trusted or key in PROJECT_SAFE_KEYS:
+            values[key], sources[key] = val, top.path
+        else:
+            ignored.append(key)
+    for key, val in top.llm.items():
+        if trusted:
+            llm[key] = val
+        elif key in LLM_LOWER_IS_TIGHTER:
+            limits[key] = val
+        elif key in LLM_TIGHT_SWITCHES and val == LLM_TIGHT_SWITCHES[key]:
+            llm[key] = val
+        else:
+            ignored.append(f"llm.{key}")
+            continue
+        sources[f"llm.{key}"] = top.path
+    return Config(path=top.path, values=values, llm=llm, llm_limits=limits, sources=sources,
+                  untrusted=base.untrusted if trusted else top.path, ignored=tuple(ignored))
+
+
+def ignored_warning(config: Config) -> str | None:
+    """The one line that says what an untrusted project file set and pa did not use, and how to trust it."""
+    if not config.ignored or config.untrusted is None:
+        return None
+    return (f"{config.untrusted} is not trusted (it may have come with the data): ignored "
+            f"{', '.join(config.ignored)}. If you wrote it, trust it with `pa config trust` "
+            f"(or run pa --config {config.untrusted}); docs/security.md")
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    from pa.inputs import read_text_file
+
+    return hashlib.sha256(read_text_file(path, MAX_CONFIG_BYTES, "configuration file").encode()).hexdigest()
+
+
+def _trust_store(env: Mapping[str, str] | None) -> Path:
+    return user_config_dir(env) / TRUST_FILE
+
+
+def _trusted_files(env: Mapping[str, str] | None) -> dict[str, str]:
+    """Each trusted project file's path -> its sha256 the user trusted; an unreadable store trusts nothing."""
+    import json
+
+    store = _trust_store(env)
+    try:
+        data = json.loads(store.read_text(encoding="utf-8")) if store.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return {}
+    return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def is_trusted(path: Path, env: Mapping[str, str] | None = None) -> bool:
+    """Whether the user recorded trust in this file with exactly these contents."""
+    recorded = _trusted_files(env).get(str(path.resolve()))
+    return recorded is not None and recorded == _digest(path)
+
+
+def set_trust(path: Path, trusted: bool, env: Mapping[str, str] | None = None) -> Path:
+    """Record (or withdraw) trust in `path` as it is now; returns the store written."""
+    import json
+    import tempfile
+
+    if trusted:
+        parse_config(path)          # a file pa cannot read is not trusted into use
+    files = _trusted_files(env)
+    key = str(path.resolve())
+    if trusted:
+        files[key] = _digest(path)
+    else:
+        files.pop(key, None)
+    store = _trust_store(env)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=store.parent, delete=False, suffix=".tmp") as fh:
+        json.dump({"files": files}, fh, indent=1, sort_keys=True)
+    Path(fh.name).replace(store)
+    return store
 
 
 def parse_config(path: Path) -> Config:

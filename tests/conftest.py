@@ -93,6 +93,7 @@ def _no_llm_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Tests never read the developer's ~/.config/pa/pa.toml or $PA_QUERIES."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "no-user-config"))
+    """Tests never read the developer's ~/.config/pa/pa.toml (nor its trust decisions), $PA_CONFIG or $PA_QUERIES."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("no-user-config")))
     monkeypatch.delenv("PA_QUERIES", raising=False)
+    monkeypatch.delenv("PA_CONFIG", raising=False)

@@ -117,6 +117,11 @@ def test_config_show_names_each_source(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(main, ["config", "show"], env={"PA_QUERIES": "/a:/b"})
     assert res.exit_code == 0, res.output
+    assert "llm.model" not in {ln.split()[0] for ln in res.output.splitlines() if " = " in ln}
+    assert "not trusted" in res.output and "ignored llm.model" in res.output
+    assert CliRunner().invoke(main, ["config", "trust"]).exit_code == 0
+    res = CliRunner().invoke(main, ["config", "show"], env={"PA_QUERIES": "/a:/b"})
+    assert res.exit_code == 0, res.output
     lines = {ln.split()[0]: ln for ln in res.output.splitlines() if " = " in ln}
     assert "= 3" in lines["max_phases"] and str(tmp_path / "pa.toml") in lines["max_phases"]
     assert "[/a, /b]" in lines["queries"] and "$PA_QUERIES" in lines["queries"]

@@ -202,9 +202,12 @@ def test_no_key_and_dry_run(summary: Any, rules: RuleResult, capsys: pytest.Capt
 
 
 def test_pa_toml_and_flags(tmp_path: Path) -> None:
+    from pa.config import set_trust
     from pa.llm.providers import load_settings, resolve_target
 
     (tmp_path / "pa.toml").write_text('[llm]\nmodel = "anthropic"\nmax_turns = 4\nredact = true\n')
+    assert load_settings({}).model is None          # a project file is not trusted to choose the provider
+    set_trust(tmp_path / "pa.toml", True)
     s = load_settings({"max_turns": 6})
     assert (s.model, s.max_turns, s.redact) == ("anthropic", 6, True)
     assert resolve_target(s, {}) is None

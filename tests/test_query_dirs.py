@@ -61,7 +61,7 @@ def _kernel_count(profile: Path, streams: str = "") -> int:
 def _summary(args: list[str], **env: str) -> dict:
     res = CliRunner().invoke(main, ["summary", "--json", *args], env=env or None)
     assert res.exit_code == 0, res.output
-    return json.loads(res.output)
+    return json.loads(res.stdout)
 
 
 def test_one_changed_file_overrides_only_that_relation(tmp_path, profile):
@@ -97,6 +97,8 @@ def test_pa_toml_queries_relative_to_the_file_and_flag_overrides(tmp_path, profi
     qdir = _even_rows_only(tmp_path, profile)
     (tmp_path / "pa.toml").write_text('queries = ["site-queries"]\n')
     monkeypatch.chdir(tmp_path)
+    assert _summary([str(profile)])["gpu"]["kernel_count"] == _kernel_count(profile)  # untrusted: not used
+    assert CliRunner().invoke(main, ["config", "trust"]).exit_code == 0
     stream7 = _kernel_count(profile, "WHERE rowid % 2 = 0")
     assert _summary([str(profile)])["gpu"]["kernel_count"] == stream7
     empty = tmp_path / "empty"

@@ -65,6 +65,12 @@ def _apply(func: F, options: list[tuple[str, str, dict[str, Any]]]) -> F:
         extra = {n: kwargs.pop(n) for n in names if n in kwargs}
         # click gives False for an absent flag; None means "not given" so pa.toml can decide.
         kwargs["llm_extra"] = {k: v for k, v in extra.items() if v is not None and v is not False}
+        # The configuration the group read (pa.cli.main: --config, the trust model), so that the
+        # stage's settings come from the same files and not from a second look at the directory.
+        root = click.get_current_context(silent=True)
+        config = root.find_root().obj if root is not None else None
+        if config is not None:
+            kwargs["llm_extra"]["config"] = config
         return func(*args, **kwargs)
 
     cmd: Any = wrapper

@@ -125,13 +125,17 @@ class Target:
 def load_settings(flags: dict[str, Any], cwd: Path | None = None) -> LlmSettings:
     """Merge pa.toml's [llm] section (pa.config validates it) under the flags that were given.
 
-    A flag of None is a flag not given.
+    A flag of None is a flag not given. `flags["config"]` is the configuration the CLI read (its
+    --config and trust decisions); without it the files are read here (pa.config.load_config). The
+    [llm] limits of an untrusted project file only lower a limit: the smaller value wins.
     """
-    from pa.config import load_config
+    from pa.config import Config, load_config
 
-    config = load_config(cwd)
+    given_config = flags.get("config")
+    config = given_config if isinstance(given_config, Config) else load_config(cwd)
     settings = replace(LlmSettings(), config_file=config.path, **config.llm)
-    given = {k: v for k, v in flags.items() if v is not None and hasattr(settings, k)}
+    settings = replace(settings, **{k: min(v, getattr(settings, k)) for k, v in config.llm_limits.items()})
+    given = {k: v for k, v in flags.items() if v is not None and k != "config" and hasattr(settings, k)}
     return replace(settings, **given)
 
 
