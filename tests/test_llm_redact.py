@@ -11,8 +11,11 @@ never are, with or without --redact.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +226,207 @@ def test_redaction_is_fast_with_many_distinct_names(tmp_path: Path) -> None:
 def test_example_profile_has_the_columns_the_enumeration_needs() -> None:
     sc = example()
     assert sc.markers and any(m.domain for m in sc.markers) and sc.overhead and sc.processes[0].threads
+
+
+# ---- host work and MPI names (issue 26 item 2) ---------------------------------------------------
+
+HOSTILE_CPU = "AcmeCorp::ProjectNightjar::assembleStiffnessMatrix"   # a sampled host function
+HOSTILE_OS = "nightjar_checkpoint_write"                              # an OS runtime call
+HOSTILE_MPI = "AcmeNightjarHaloSwap"                                 # an MPI call (a wrapper's name)
+PUBLIC_OS = ("pthread_cond_wait", "ioctl")                            # on the allow-list: may be sent
+
+
+def _gtid(pid: int, tid: int) -> int:
+    return (1 << 48) | (pid << 24) | tid
+
+
+def _plant_host_work(path: Path) -> None:
+    """OS runtime calls and CPU samples inside every GPU idle gap of `path`, on the launching thread."""
+    with sqlite3.connect(path) as conn:  # our own generated file
+        gtid = conn.execute("SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1").fetchone()[0]
+        ends = conn.execute('SELECT start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start').fetchall()
+        gaps = [(a[1], b[0]) for a, b in itertools.pairwise(ends) if b[0] - a[1] > 1_000_000]
+        assert len(gaps) >= 10
+        base = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM StringIds").fetchone()[0]
+        names = [HOSTILE_OS, *PUBLIC_OS, HOSTILE_CPU]
+        sid = {n: base + i for i, n in enumerate(names)}
+        conn.executemany("INSERT INTO StringIds (id, value) VALUES (?, ?)", [(i, n) for n, i in sid.items()])
+        conn.execute('CREATE TABLE OSRT_API (start INTEGER NOT NULL, "end" INTEGER NOT NULL, '
+                     "eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, "
+                     "returnValue INTEGER, nestingLevel INTEGER)")
+        conn.execute("CREATE TABLE COMPOSITE_EVENTS (id INTEGER PRIMARY KEY, start INTEGER NOT NULL, "
+                     "cpu INTEGER, threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL)")
+        conn.execute("CREATE TABLE SAMPLING_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, "
+                     "module INTEGER, unwindMethod INTEGER, stackDepth INTEGER NOT NULL)")
+        osrt, samples = [], []
+        for s, e in gaps:
+            d = e - s
+            osrt.append((s + d // 20, s + d * 12 // 20, 27, gtid, 0, sid[HOSTILE_OS], 0, 0))
+            osrt.append((s + d * 13 // 20, s + d * 16 // 20, 27, gtid, 0, sid["pthread_cond_wait"], 0, 0))
+            osrt.append((s + d * 17 // 20, s + d * 18 // 20, 27, gtid, 0, sid["ioctl"], 0, 0))
+            for k in range(1, 20):
+                samples.append((s + d * k // 20, sid["ioctl"] if k % 5 == 0 else sid[HOSTILE_CPU]))
+        conn.executemany("INSERT INTO OSRT_API VALUES (?, ?, ?, ?, ?, ?, ?, ?)", osrt)
+        for i, (t, sym) in enumerate(samples, start=1):
+            conn.execute("INSERT INTO COMPOSITE_EVENTS VALUES (?, ?, 0, 1, ?, 0)", (i, t, gtid))
+            conn.execute("INSERT INTO SAMPLING_CALLCHAINS VALUES (?, ?, 0, 0, 0)", (i, sym))
+
+
+def _hostile_host_work(tmp_path: Path) -> Path:
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenarios import ALL_SCENARIOS
+
+    path = write_nsys(ALL_SCENARIOS["host_idle_gaps"](), tmp_path / "nightjar.sqlite")
+    _plant_host_work(path)
+    return path
+
+
+def _hostile_mpi(tmp_path: Path) -> Path:
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenarios import ALL_SCENARIOS
+
+    sc = ALL_SCENARIOS["mpi_collectives"]()
+    sc.mpi_calls = [dataclasses.replace(c, name=HOSTILE_MPI) if c.name == "MPI_Allreduce" else c
+                    for c in sc.mpi_calls]
+    return write_nsys(sc, tmp_path / "nightjar_mpi.sqlite")
+
+
+def _substrings(name: str, n: int = 8) -> set[str]:
+    return {name[i:j].lower() for i in range(len(name)) for j in range(i + n, len(name) + 1)}
+
+
+_HOST_WORK_TOOLS = [[("g", "summary_table", {"table": "gaps"}), ("m", "summary_table", {"table": "mpi"}),
+                     ("h", "host_during_gap", {}), ("e", "explain_rule", {"rule_id": "H1"}),
+                     ("r", "explain_rule", {}), ("w", "window", {})],
+                    [("q1", "sql_query", {"sql": "SELECT name, count(*) AS calls_count FROM pa_os_calls GROUP BY 1"}),
+                     ("q2", "sql_query", {"sql": "SELECT function, count(*) AS samples_count FROM pa_cpu_samples "
+                                                 "GROUP BY 1"}),
+                     ("q3", "sql_query", {"sql": "SELECT name, count(*) AS calls_count FROM pa_mpi_calls GROUP BY 1"}),
+                     ("q4", "sql_query", {"sql": "SELECT * FROM pa_os_calls WHERE name LIKE '%ightjar%'"})]]
+
+
+@pytest.mark.parametrize("case", ["host_work", "mpi"])
+def test_host_work_and_mpi_names_never_reach_a_request_body(case: str, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pa analyze --redact`: sampled functions, OS calls and MPI names of the profile become placeholders.
+
+    The GPU-IDLE evidence quotes the host work in the gaps (and the MPI rules the slowest
+    collective) as prose; a name off the allow-list of public API names must not be sent, in the
+    first request or any other, nor any 8-character piece of it. Allow-listed names may be sent.
+    """
+    from click.testing import CliRunner
+
+    from pa.cli import main
+    from pa.metrics.summarize import summarize
+    from pa.rules.engine import evaluate, load_ruleset
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("PA_CLAUDE_CLI", "")
+    path = _hostile_host_work(tmp_path) if case == "host_work" else _hostile_mpi(tmp_path)
+    hostile = [HOSTILE_CPU, HOSTILE_OS] if case == "host_work" else [HOSTILE_MPI]
+    # the premise: the engine's own prose quotes the names (what --redact must catch)
+    prose = " ".join(f"{h.title} {h.description} {h.suggestion} " + " ".join(e.text for e in h.evidence)
+                     for h in evaluate(summarize(path), load_ruleset()).hypotheses)
+    assert all(name in prose for name in hostile), prose
+    with FakeLlmServer(script("openai", _HOST_WORK_TOOLS, answer(narrative="STRING_1 dominates."))) as srv:
+        model, base = provider_options("openai", srv, monkeypatch)
+        res = CliRunner().invoke(main, ["analyze", str(path), "-f", "json", "--redact", "--model", model,
+                                        "--base-url", base, "--yes", "--max-turns", "3"])
+        assert res.exit_code == 0, res.output
+    assert len(srv.requests) == 3, res.output   # two tool turns and the answer: every request was made
+    first, body = json.dumps(srv.requests[0], ensure_ascii=False), srv.bodies_text()
+    leaked = sorted({p for name in hostile for p in _substrings(name) if p in body.lower()})
+    assert leaked == [], leaked
+    assert "STRING_" in first   # the names went out as placeholders
+    if case == "host_work":   # allow-listed OS calls are sent as they are
+        assert "ioctl" in first and "pthread_cond_wait" in body
+    else:
+        assert "MPI_Wait" in body and "MPI_Isend" in body   # standard MPI names are public
+
+
+def test_every_string_field_of_the_summary_says_where_it_comes_from() -> None:
+    """The redactor finds profile strings by their fields' origin: a new field must declare one."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from pa.metrics.model import ProfileSummary
+    from pa.metrics.origin import text_fields
+    from pa.ranks.model import RankOverview
+
+    def models(tp: Any) -> list[type[BaseModel]]:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            return [tp]
+        return [m for a in typing.get_args(tp) for m in models(a)]
+
+    seen: set[type] = set()
+    stack: list[type[BaseModel]] = [ProfileSummary, RankOverview]
+    missing = []
+    while stack:
+        model = stack.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, origin in text_fields(model):
+            nested = models(model.model_fields[name].annotation)
+            stack.extend(nested)
+            if origin is None and not nested:
+                missing.append(f"{model.__name__}.{name}")
+    assert missing == []
+    assert len(seen) > 30   # the walk reached the nested models
+
+
+@pytest.mark.parametrize(("name", "public"), [
+    ("cudaStreamSynchronize", True), ("cuMemAlloc_v2", True), ("hipMemcpyAsync", True), ("ncclAllReduce", True),
+    ("MPI_Allreduce", True), ("PMPI_Comm_rank", True), ("MPI_File_write_at_all", True),
+    ("pthread_cond_wait", True), ("ioctl", True), ("poll", True), ("read", True), ("NVIDIA A100-SXM4-80GB", True),
+    (HOSTILE_CPU, False), (HOSTILE_OS, False), (HOSTILE_MPI, False), ("MPI_AcmeNightjarHalo", False),
+    ("cuda::std::sort", False), ("nightjar_read", False), ("readNightjar", False), ("main_loop", False),
+])
+def test_allow_list(name: str, public: bool) -> None:
+    from pa.llm.redact import Redactor, is_public
+
+    assert is_public(name) is public
+    red = Redactor()
+    red.name("STRING", name)
+    assert (red.placeholder(name) is None) is public
+    assert (red.datum(name) == name) is public
+
+
+def test_walk_registers_host_work_mpi_and_rank_names_and_keeps_pa_words(tmp_path: Path) -> None:
+    from pa.llm.redact import from_summary
+    from pa.metrics.summarize import summarize
+    from pa.ranks.model import RankOverview
+
+    s = summarize(_hostile_host_work(tmp_path))
+    work = {w.name for g in s.idle_gaps for w in g.host_work}
+    assert {HOSTILE_CPU, HOSTILE_OS, "ioctl", "pthread_cond_wait"} <= work
+    rank = RankOverview(rank=3, rank_source="file_name", file_name="nightjar_rank3.sqlite", span_ns=1, kernel_time_ns=0,
+                        busy_ns=0, idle_ns=0, mpi_ns=None, collective_wait_ns=0, utilization_pct=None)
+    red = from_summary(s, True, ranks=[rank])
+    for raw in (HOSTILE_CPU, HOSTILE_OS, s.kernels[0].name, s.profile.host_name, s.profile.file_name,
+                "nightjar_rank3.sqlite"):
+        assert red.placeholder(raw) is not None, raw
+    for own in ("ioctl", "pthread_cond_wait", "cpu_samples", "os_runtime", "cpu_stall", "compute", "idle",
+                s.devices[0].name):
+        assert red.placeholder(own) is None, own
+    text = red.text(f"mostly in {HOSTILE_CPU} (84 % of the samples), {HOSTILE_OS} and ioctl")
+    assert "ightjar" not in text and "ioctl" in text and text.count("STRING_") == 2
+
+
+def test_compare_redaction_covers_titles_and_iterations(tmp_path: Path) -> None:
+    """`pa compare --redact`: a finding's title quotes a kernel's short name the document does not list."""
+    from testkit.accuracy import generate_profile
+
+    from pa.llm.compare import compare_user_prompt, redactor_for
+    from pa.pipeline import CompareRequest, compare
+
+    doc = compare(generate_profile("high_variance", "nsys", tmp_path),
+                  generate_profile("host_idle_gaps", "nsys", tmp_path), CompareRequest(llm_enabled=False))
+    titles = [h["title"] for h in doc["hypotheses"]]
+    assert any("spmv_csr_kernel" in t for t in titles), titles
+    sent = compare_user_prompt(doc, redactor_for(doc, True))
+    for name in ("spmv_csr_kernel", "stencil3d_kernel", *titles):
+        assert name not in sent, name
+    assert "GPU-IDLE-001" in sent and "STRING_" in sent

@@ -161,16 +161,29 @@ def build_compare_context(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def redactor_for(doc: dict[str, Any], enabled: bool) -> Redactor:
-    """`--redact`: kernel names, phase labels (marker text or kernel names) and file names."""
+    """`--redact`: every profile string of the document, and the findings' titles (below).
+
+    Kernel names, phase labels (marker text or kernel names), the iteration range, GPU names
+    (unless public) and the two file names.
+    """
     red = Redactor(enabled)
     if not enabled:
         return red
     red.add_all("KERNEL", (k["name"] for k in doc["kernels"]))
     labels = [lab for p in doc["phases"] for lab in (p["phase"], p["before_label"], p["after_label"])]
     labels += [k["phase"] for k in doc["key_differences"] if k["phase"]]
-    red.add_all("MARKER", (lab for lab in labels if lab != "idle"))
+    labels += [doc["iterations"]["name"]] if doc.get("iterations") else []
+    for lab in labels:
+        red.name("MARKER", lab)
+    for d in doc.get("devices") or []:
+        red.name("STRING", d.get("before_name"))
+        red.name("STRING", d.get("after_name"))
     red.add("PATH", doc["before"]["file_name"])
     red.add("PATH", doc["after"]["file_name"])
+    # A finding's title is rendered from a summary this document does not hold (a kernel's short
+    # name, a device-read range): the names in it cannot be known here, so the whole title is one
+    # placeholder, in the findings and in the deterministic narrative that quotes it.
+    red.add_all("STRING", (h["title"] for h in doc.get("hypotheses") or []))
     return red
 
 

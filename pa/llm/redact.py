@@ -1,22 +1,45 @@
 """`--redact`: stable placeholders for profile strings in everything sent to the LLM, mapped back locally.
 
-Kernel names become KERNEL_1.., marker (NVTX/rocTX) text and NVTX domains MARKER_1.., host names
-and PCI bus locations HOST_1.., paths PATH_1.., and any other string read from the profile
-STRING_1.. The numbering is stable within a run (first seen, first numbered; the summary's names
-are registered first, in its own order), so the model can refer to "KERNEL_2" across turns, and
-placeholders it writes in its answer are restored to the real names on this machine.
+Kernel names become KERNEL_1.., marker (NVTX/rocTX) text, NVTX domains and phase labels
+MARKER_1.., host names and PCI bus locations HOST_1.., paths PATH_1.., and any other string read
+from the profile (API, OS and MPI call names, sampled CPU functions, device names, ...) STRING_1..
+unless it is on the allow-list below. The numbering is stable within a run (first seen, first
+numbered; the summary's names are registered first, in its own order), so the model can refer to
+"KERNEL_2" across turns, and placeholders it writes in its answer are restored to the real names
+on this machine.
+
+Before anything is sent, `from_summary` registers every string the summary read from the profile,
+found structurally: each string field of the summary's models says where its values come from
+(pa.metrics.origin), and a field that says nothing counts as a profile string. So pa's prose
+that quotes a name (a rule's evidence sentence naming the function the host was sampled in) is
+redacted in the first request too, and a field added later cannot leak.
 
 Two kinds of outgoing strings:
 
 - `datum(s)`: a string read from the profile (a kernel name, a marker, a process name, a SQL
-  result cell). Deny by default: a known name gets its placeholder, a string of the public
-  vocabulary below is kept, anything else becomes a new STRING_n. Public vocabulary: pa's own
-  enumerations (copy directions, memory kinds, API and marker kinds, gap host activity, histogram
-  labels), runtime API names (`cuda…`, `cu…`, `hip…`, `hsa…`, `MPI_…`, `nccl…`, `rccl…`, …), GPU
-  product names (`NVIDIA …`, `AMD …`, `Tesla …`), version numbers and gfx targets. These carry
-  no user data, and the model needs them (a sync finding is about cudaStreamSynchronize).
+  result cell). Deny by default: a known name gets its placeholder, a string on the allow-list is
+  kept, anything else becomes a new STRING_n.
 - `text(s)`: prose pa wrote (rule descriptions, evidence sentences, tool notes) that may quote
   names: every registered name inside it is replaced, then any absolute path.
+
+The allow-list (`is_public`; docs/llm.md), strings that carry no user data and that the model
+needs (a sync finding is about cudaStreamSynchronize):
+
+- pa's own vocabulary: its enumerations (copy directions, memory kinds, API, marker and MPI kinds,
+  gap causes, time buckets) and the placeholders' fallbacks ("?", "(unknown function)");
+- `API_FAMILIES`: the vendor runtime namespaces, as prefixes followed by the vendor's spelling
+  (cudaLaunchKernel, cuMemAlloc_v2, hipMemcpyAsync, hsa_signal_wait_scacquire, ncclAllReduce,
+  cublasSgemm, nvtxRangePushA, omp_get_num_threads); MPI names only in the standard's shape
+  (MPI_Allreduce, PMPI_Comm_rank, MPI_File_write_at_all: one capital after MPI_, lower case after);
+- `OS_CALLS`: an explicit list of libc and OS calls (read, write, ioctl, poll,
+  pthread_cond_wait, ...), the names OS runtime tracing records;
+- GPU product names (`NVIDIA …`, `AMD …`, `Tesla …`), version numbers and gfx targets, durations
+  (histogram labels).
+
+A kernel name, marker text or a phase label is never public, whatever it looks like. What stays
+out of reach: a name that the application itself puts in a vendor's namespace (its own
+`cudaAcmeSolve`) is sent as it is, and a site rule pack's template that cuts or changes a name
+(a slice, `| upper`) writes text no registered name matches.
 
 Names are matched in prose as whole tokens (not inside a longer identifier), longest first. The
 matcher keeps the names sorted and finds the longest registered name at each possible start with a
@@ -34,7 +57,18 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from pa.profile.canonical import API_KINDS, DIRECTIONS, MARKER_KINDS, MEMORY_KINDS, MPI_KINDS, SYNC_TYPES
+from pa.metrics.gaps import GAP_CAUSES
+from pa.metrics.origin import strings
+from pa.profile.canonical import (
+    API_KINDS,
+    DIRECTIONS,
+    KERNEL_CLASSES,
+    MARKER_KINDS,
+    MEMORY_KINDS,
+    MIGRATION_CAUSES,
+    MPI_KINDS,
+    SYNC_TYPES,
+)
 from pa.rules.hypothesis import BUCKETS
 
 KINDS = ("KERNEL", "MARKER", "HOST", "PATH", "STRING")
@@ -43,24 +77,44 @@ _PLACEHOLDER = re.compile(r"\b(?:KERNEL|MARKER|HOST|PATH|STRING)_\d+\b")
 _PATH = re.compile(r"(?<![\w.])(?:~|[A-Za-z]:)?(?:/|\\)(?:[\w.@+-]+(?:/|\\))+[\w.@+-]*")
 _WORDCHAR = re.compile(r"[A-Za-z0-9_]")
 _VOCABULARY = frozenset({
-    *DIRECTIONS, *MEMORY_KINDS, *SYNC_TYPES, *API_KINDS, *MARKER_KINDS, *MPI_KINDS,
-    "sync", "copy", "launch", "other_api", "cpu_stall", "nsys", "rocpd", "nvidia", "amd",
+    *DIRECTIONS, *MEMORY_KINDS, *SYNC_TYPES, *API_KINDS, *MARKER_KINDS, *MPI_KINDS, *KERNEL_CLASSES,
+    *MIGRATION_CAUSES, *GAP_CAUSES, "copy", "other_api", "nsys", "rocpd", "nvidia", "amd",
     "single", "marker", "markers", "kernel_mix", "kernels", *BUCKETS, "gaps", "copies",
-    "syncs", "streams", "mpi", "phases", "ranks", "window",
+    "syncs", "streams", "mpi", "phases", "ranks", "window", "idle", "os_runtime", "cpu_samples",
     "rules", "llm", "fired", "silent", "skipped", "disabled", "suppressed",
+    "?", "(unknown function)",  # pa's names for an OS call or a sample the profile does not name
+})
+# Vendor runtime namespaces: a name starting with one of these is the vendor's API entry point.
+API_FAMILIES = (
+    "cuda[A-Z]", "cu[A-Z]", "cublas[A-Z]", "cudnn[A-Z]", "cufft[A-Z]", "cusparse[A-Z]", "cusolver[A-Z]",
+    "curand[A-Z]", "nvtx[A-Z]", "nccl[A-Z]",                                 # NVIDIA CUDA
+    "hip[A-Z]", "hsa_", "hipblas[A-Z]", "rocblas_", "roctx[A-Z]", "rccl[A-Z]",  # AMD ROCm
+    "omp_", "__kmpc_",                                                        # OpenMP runtime
+)
+_MPI = r"P?MPI_[A-Z][a-z0-9]*(?:_[a-z0-9]+)*"  # the MPI standard's names: MPI_Allreduce, MPI_Comm_rank
+# libc and OS calls (what OS runtime tracing records): public names, whatever the application.
+OS_CALLS = frozenset({
+    "read", "write", "pread", "pread64", "pwrite", "pwrite64", "readv", "writev", "open", "open64",
+    "openat", "close", "lseek", "fsync", "fdatasync", "fopen", "fclose", "fread", "fwrite", "fflush",
+    "ioctl", "mmap", "mmap64", "munmap", "stat", "fstat",                              # files, devices
+    "poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "sleep", "usleep", "nanosleep",
+    "clock_nanosleep", "sched_yield", "futex", "sem_wait", "sem_timedwait",            # waiting
+    "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_signal", "pthread_cond_broadcast",
+    "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_unlock", "pthread_rwlock_rdlock",
+    "pthread_rwlock_wrlock", "pthread_join", "pthread_barrier_wait", "pthread_create",  # threads
+    "recv", "recvfrom", "recvmsg", "send", "sendto", "sendmsg", "connect", "accept",    # sockets
+    "malloc", "calloc", "realloc", "free", "memcpy", "memset", "memmove", "fork", "waitpid", "main",
 })
 _PUBLIC = re.compile(
-    r"(?:(?:cuda[A-Z]|cu[A-Z]|hip[A-Z]|hsa_|nccl[A-Z]|rccl[A-Z]|P?MPI_[A-Z]|cublas[A-Z]|cudnn[A-Z]|cufft[A-Z]|"
-    r"cusparse[A-Z]|cusolver[A-Z]|curand[A-Z]|nvtx[A-Z]|roctx[A-Z]|rocblas_|hipblas[A-Z]|omp_|__kmpc_)"
-    r"[A-Za-z0-9_]{0,60}"
+    rf"(?:(?:{'|'.join(API_FAMILIES)})[A-Za-z0-9_]{{0,60}}|{_MPI}"
     r"|(?:NVIDIA|Tesla|Quadro|GeForce|AMD|Radeon|Instinct)(?: [A-Za-z0-9._()-]{1,20}){0,6}"
     r"|gfx[0-9a-f]{2,6}|v?\d+(?:\.\d+){0,4}|[<>≤≥]?\s?\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s)"
     r"(?:\s?[-–]\s?\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s))?)")
 
 
 def is_public(s: str) -> bool:
-    """A string of the public vocabulary (module docs): sent as is under --redact."""
-    return s in _VOCABULARY or _PUBLIC.fullmatch(s) is not None
+    """A string on the allow-list (module docs): sent as is under --redact."""
+    return s in _VOCABULARY or s in OS_CALLS or _PUBLIC.fullmatch(s) is not None
 
 
 def cap(s: str, limit: int) -> str:
@@ -100,6 +154,18 @@ class Redactor:
             self._starts.add(raw[0])
             self._start_re = None
         return ph
+
+    def name(self, kind: str, raw: str | None) -> None:
+        """Register a string read from the profile unless it is on the allow-list (module docs).
+
+        pa's own words are never registered (a phase labelled "idle" is pa's label); a kernel or
+        marker name otherwise always is, any other string unless it is public.
+        """
+        if not self.enabled or raw is None or not raw.strip() or raw in self._to_placeholder:
+            return
+        if raw in _VOCABULARY or (kind not in ("KERNEL", "MARKER") and is_public(raw)):
+            return
+        self.add(kind, raw)
 
     def add_all(self, kind: str, raws: Iterable[str | None]) -> None:
         """Register several names of one kind, in order."""
@@ -220,25 +286,25 @@ class Redactor:
         return list(self._to_placeholder)
 
 
-def from_summary(summary: Any, enabled: bool) -> Redactor:
-    """A redactor pre-loaded with the summary's kernel, marker, domain, host and path strings."""
+def from_summary(summary: Any, enabled: bool, *, ranks: Iterable[Any] | None = None,
+                 rule_result: Any = None) -> Redactor:
+    """A redactor pre-loaded with every string the summary read from the profile (module docs).
+
+    The summary's models are walked by their fields' origins (pa.metrics.origin), in field order;
+    then the per-rank rows of a multi-rank run (`ranks`: their file names) and the strings the
+    rules' hypotheses cite (their phase, string evidence values), which come from the summary.
+    """
     red = Redactor(enabled)
     if not enabled:
         return red
-    for k in summary.kernels:
-        red.add("KERNEL", k.name)
-        red.add("KERNEL", k.short_name)
-    if summary.markers is not None:
-        for m in summary.markers.by_name:
-            red.add("MARKER", m.name)
-            red.add("MARKER", m.domain)
-        red.add_all("MARKER", (r.name for r in summary.markers.top_level))
-    for p in getattr(summary, "phases", None) or []:
-        if not is_public(p.label):  # "idle" is pa's own label, not the profile's
-            red.add("MARKER", p.label)
-    red.add("HOST", summary.profile.host_name)
-    red.add("PATH", summary.profile.path)
-    red.add("PATH", summary.profile.file_name)
-    for d in summary.devices:
-        red.add("HOST", d.bus_location)
+    for kind, raw in strings(summary):
+        red.name(kind, raw)
+    for kind, raw in strings(list(ranks or []), None):  # models say where their strings come from
+        red.name(kind, raw)
+    for h in getattr(rule_result, "hypotheses", None) or []:
+        red.name("MARKER", h.phase)
+        for e in h.evidence:
+            for v in e.values:
+                if isinstance(v.value, str):
+                    red.name("STRING", v.value)
     return red

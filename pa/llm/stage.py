@@ -159,9 +159,9 @@ def llm_stage(summary: ProfileSummary, rule_result: RuleResult, options: LlmOpti
     settings = settings_from_options(options)
     resolved = resolve(settings)
     target = resolved if isinstance(resolved, Target) else None
-    redactor = from_summary(summary, settings.redact)
-    system = system_prompt(settings.allow_app_knowledge)
     extra = getattr(options, "extra", None) or {}
+    redactor = from_summary(summary, settings.redact, ranks=extra.get("ranks"), rule_result=rule_result)
+    system = system_prompt(settings.allow_app_knowledge)
     context = build_context(summary, rule_result, ranks=extra.get("ranks"))
     user = user_prompt(context, redactor, settings.max_string_chars)
     if settings.dry_run:

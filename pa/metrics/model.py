@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pa.metrics.origin import HostStr, KernelStr, MarkerStr, OwnStr, PathStr, ProfileStr
 from pa.metrics.phases.model import PhaseSummary
 
 SUMMARY_SCHEMA_VERSION = "1.3"
@@ -22,33 +23,33 @@ class _Model(BaseModel):
 class QueryFileRef(_Model):
     """A query file that produced one relation, for provenance."""
 
-    relation: str
-    path: str = Field(description="path under queries/, e.g. nsys/base/kernels.sql")
-    sha256: str
+    relation: OwnStr
+    path: PathStr = Field(description="path under queries/, e.g. nsys/base/kernels.sql")
+    sha256: OwnStr
 
 
 class ProfileInfo(_Model):
     """Which file was read and how."""
 
-    file_name: str
-    path: str | None = Field(None, description="absolute path; only kept when asked (--keep-paths)")
-    sha256: str
+    file_name: PathStr
+    path: PathStr | None = Field(None, description="absolute path; only kept when asked (--keep-paths)")
+    sha256: OwnStr
     size_bytes: int
-    format: str = Field(description="nsys or rocpd")
-    vendor: str = Field(description="nvidia or amd")
-    schema_version: str
-    product_version: str | None = None
-    query_set: str = Field(description="query set used, e.g. nsys/3.24")
+    format: OwnStr = Field(description="nsys or rocpd")
+    vendor: OwnStr = Field(description="nvidia or amd")
+    schema_version: ProfileStr
+    product_version: ProfileStr | None = None
+    query_set: OwnStr = Field(description="query set used, e.g. nsys/3.24")
     query_files: list[QueryFileRef] = Field(default_factory=list)
-    host_name: str | None = None
+    host_name: HostStr | None = None
     rank: int | None = Field(None, description="MPI rank of this file when known")
 
 
 class SkippedItem(_Model):
     """An analysis that was not done, and why ("could not look" is never "healthy")."""
 
-    what: str
-    reason: str
+    what: OwnStr
+    reason: OwnStr
 
 
 class HardwareLimits(_Model):
@@ -66,9 +67,9 @@ class HardwareLimits(_Model):
     max_registers_per_sm: int | None = None
     max_shared_per_sm: int | None = None
     max_shared_per_block: int | None = None
-    compute_capability: str | None = None
+    compute_capability: ProfileStr | None = None
     simd_per_cu: int | None = None
-    host_link: str | None = Field(None, description="assumed host link, e.g. 'PCIe 4.0 x16'")
+    host_link: OwnStr | None = Field(None, description="assumed host link, e.g. 'PCIe 4.0 x16'")
     host_link_bandwidth_bps: int | None = Field(
         None, description="assumed peak of the host link per direction (not in the profile)")
 
@@ -77,8 +78,8 @@ class DeviceSummary(_Model):
     """Per-device activity. busy = union of kernel, copy and memset intervals on this device."""
 
     id: int = Field(description="device number as the profile numbers it")
-    name: str | None = None
-    bus_location: str | None = None
+    name: ProfileStr | None = None
+    bus_location: HostStr | None = None
     used: bool = Field(description="true when the profile has GPU activity on this device")
     kernel_count: int = 0
     kernel_time_ns: int = Field(0, description="sum of kernel durations (may exceed busy with streams)")
@@ -130,9 +131,9 @@ class GpuTotals(_Model):
     leading_idle_ns: int = Field(0, description="sum over devices of span start → first GPU operation")
     trailing_idle_ns: int = Field(0, description="sum over devices of last GPU operation → span end")
     idle_in_window_ns: int = Field(0, description="sum over devices of idle time inside the active window")
-    idle_by_cause: dict[str, int] = Field(
+    idle_by_cause: dict[OwnStr, int] = Field(
         default_factory=dict, description="idle_in_window_ns partitioned by gap cause (see DeviceGaps)")
-    recoverable_by_cause: dict[str, int] = Field(
+    recoverable_by_cause: dict[OwnStr, int] = Field(
         default_factory=dict, description="per gap cause, the idle time its fix can recover (see DeviceGaps)")
     critical_busy_ns: int = Field(0, description="sum over devices of the busy time the host waited on (DeviceGaps)")
     compute_busy_ns: int = Field(0, description="sum over used devices of the union of compute kernels "
@@ -159,7 +160,7 @@ class GpuTotals(_Model):
 class GapBucket(_Model):
     """One bucket of the idle-gap histogram."""
 
-    label: str
+    label: OwnStr
     lower_ns: int
     upper_ns: int | None
     count: int
@@ -172,9 +173,9 @@ class Gap(_Model):
     device: int
     start_ns: int = Field(description="offset from the span start")
     duration_ns: int
-    host_activity: str = Field(
+    host_activity: OwnStr = Field(
         description="the gap's cause: sync, copy_wait, launch, alloc, mpi, cpu_stall, overhead or unknown")
-    host_cover_pct: dict[str, float] = Field(
+    host_cover_pct: dict[OwnStr, float] = Field(
         default_factory=dict, description="share of the gap covered by each kind of host call "
                                           "(sync, copy, launch, alloc, mpi)")
     recoverable_ns: int = Field(0, description="what the fix of its cause can recover of this gap")
@@ -183,8 +184,8 @@ class Gap(_Model):
 class HostWork(_Model):
     """What the host was doing in a device's host-work gaps (cause cpu_stall), from one source."""
 
-    source: str = Field(description="os_runtime (OS calls, outermost only) or cpu_samples (leaf function)")
-    name: str
+    source: OwnStr = Field(description="os_runtime (OS calls, outermost only) or cpu_samples (leaf function)")
+    name: ProfileStr
     ns: int | None = Field(None, description="os_runtime: gap time its calls cover")
     samples: int | None = Field(None, description="cpu_samples: samples taken inside the gaps")
     share_pct: float = Field(description="of the host-work gap time (os_runtime) or of the samples in it")
@@ -193,7 +194,7 @@ class HostWork(_Model):
 class DeviceRead(_Model):
     """A framework call site that reads a device value (NVTX range such as aten::item): the host waits."""
 
-    name: str = Field(description="the range name without its op id / sequence suffix")
+    name: MarkerStr = Field(description="the range name without its op id / sequence suffix")
     count: int
     range_ns: int = Field(description="union of its ranges per process, summed over processes")
     host_blocked_ns: int = Field(description="time inside them the host spent blocked on the GPU (sync calls, "
@@ -238,8 +239,8 @@ class DeviceGaps(_Model):
     gap_count: int
     leading_idle_ns: int = Field(description="span start → first GPU operation on this device")
     trailing_idle_ns: int = Field(description="last GPU operation → span end")
-    idle_by_cause: dict[str, int] = Field(default_factory=dict, description="idle_ns partitioned by gap cause")
-    recoverable_by_cause: dict[str, int] = Field(
+    idle_by_cause: dict[OwnStr, int] = Field(default_factory=dict, description="idle_ns partitioned by gap cause")
+    recoverable_by_cause: dict[OwnStr, int] = Field(
         default_factory=dict, description="per cause, the idle time its fix can recover")
     critical_busy_ns: int = Field(
         0, description="busy time the host waited on (busy intervals ending while it was blocked in a sync, "
@@ -254,13 +255,13 @@ class DeviceGaps(_Model):
 class KernelStats(_Model):
     """Statistics of one kernel, grouped by full demangled name."""
 
-    name: str
-    short_name: str | None = None
-    display_name: str | None = Field(
+    name: KernelStr
+    short_name: KernelStr | None = None
+    display_name: KernelStr | None = Field(
         None, description="the short name, plus what tells it apart when several kernels share it "
                           "(first template argument, then a number in rank order)")
     devices: list[int] = Field(default_factory=list)
-    kernel_class: str = Field("compute", description="compute, or communication (an NCCL/RCCL kernel)")
+    kernel_class: OwnStr = Field("compute", description="compute, or communication (an NCCL/RCCL kernel)")
     count: int
     total_ns: int
     mean_ns: float
@@ -282,9 +283,9 @@ class KernelStats(_Model):
 class CopyStats(_Model):
     """Copies of one direction and memory-kind pair."""
 
-    direction: str
-    src_kind: str
-    dst_kind: str
+    direction: OwnStr
+    src_kind: OwnStr
+    dst_kind: OwnStr
     count: int
     bytes: int
     total_ns: int
@@ -292,14 +293,14 @@ class CopyStats(_Model):
     effective_bandwidth_bps: float | None = Field(None, description="bytes / total time")
     peak_bandwidth_bps: int | None = Field(
         None, description="host link for host/peer copies, device memory for DtoD")
-    peak_basis: str | None = None
+    peak_basis: OwnStr | None = None
     bandwidth_pct_of_peak: float | None = None
     pinned_estimate_ns: int | None = Field(
         None, description="pageable host copies only: time the same copies would take from pinned memory, "
                           "each at the achievable pinned rate but no faster than the fastest copy of its "
                           "direction, never more than it took")
     pinned_rate_bps: float | None = Field(None, description="the achievable pinned rate used for the estimate")
-    pinned_rate_basis: str | None = Field(None, description="where that rate comes from")
+    pinned_rate_basis: OwnStr | None = Field(None, description="where that rate comes from")
 
 
 class RoundTrip(_Model):
@@ -315,7 +316,7 @@ class RoundTrip(_Model):
 class CopyTotals(_Model):
     """Copies summed by direction."""
 
-    direction: str
+    direction: OwnStr
     count: int
     bytes: int
     total_ns: int
@@ -336,7 +337,7 @@ class MigrationSummary(_Model):
     count: int
     bytes: int
     total_ns: int
-    by_cause: dict[str, MigrationCause] = Field(
+    by_cause: dict[OwnStr, MigrationCause] = Field(
         default_factory=dict, description="page_fault, user_prefetch, speculative_prefetch, eviction, "
                                           "access_counters, unknown")
     fault_bytes: int = Field(0, description="bytes moved by page-fault migrations")
@@ -377,7 +378,7 @@ class CopySummary(_Model):
 class MemsetStats(_Model):
     """Memsets by memory kind."""
 
-    mem_kind: str
+    mem_kind: OwnStr
     count: int
     bytes: int | None = Field(description="None when the profile does not record memset sizes (rocpd)")
     total_ns: int
@@ -386,7 +387,7 @@ class MemsetStats(_Model):
 class ApiBlocked(_Model):
     """CPU time blocked in one synchronising API (merged over threads of a process)."""
 
-    name: str
+    name: ProfileStr
     count: int
     total_ns: int = Field(description="sum of call durations")
     union_ns: int = Field(description="union over threads, summed over processes")
@@ -401,8 +402,8 @@ class SyncSummary(_Model):
         None, description="per process: cpu_blocked_ns / (span × process_count) × 100, never above 100")
     call_count: int
     by_api: list[ApiBlocked]
-    gpu_sync_events: dict[str, int] = Field(default_factory=dict, description="count by sync type")
-    gpu_sync_time_ns: dict[str, int] = Field(default_factory=dict, description="time by sync type")
+    gpu_sync_events: dict[OwnStr, int] = Field(default_factory=dict, description="count by sync type")
+    gpu_sync_time_ns: dict[OwnStr, int] = Field(default_factory=dict, description="time by sync type")
     blocking_copy_calls: int = Field(
         0, description="copy and memset calls that returned only after their GPU operation ended: the host "
                        "waited like in a sync call, whatever the call's name (a pageable cudaMemcpyAsync does)")
@@ -422,7 +423,7 @@ class AllocSummary(_Model):
 class LaunchApiStats(_Model):
     """Launch overhead of one launch API name."""
 
-    name: str
+    name: ProfileStr
     count: int
     api_mean_ns: float
     idle_queue_launches: int = Field(description="launches whose stream was idle when the call ended")
@@ -461,8 +462,8 @@ class StreamStats(_Model):
 class MarkerStats(_Model):
     """NVTX / rocTX ranges of one name."""
 
-    name: str
-    domain: str | None = None
+    name: MarkerStr
+    domain: MarkerStr | None = None
     count: int
     total_ns: int
     mean_ns: float
@@ -476,7 +477,7 @@ class TopLevelRange(_Model):
 
     pid: int
     tid: int
-    name: str
+    name: MarkerStr
     start_ns: int = Field(description="offset from the span start")
     duration_ns: int
 
@@ -484,7 +485,7 @@ class TopLevelRange(_Model):
 class IterationStats(_Model):
     """The repeated same-named top-level range taken as the run's iteration (pa.metrics.iterations)."""
 
-    name: str = Field(description="normalised range name, e.g. 'Iteration #'")
+    name: MarkerStr = Field(description="normalised range name, e.g. 'Iteration #'")
     pid: int
     tid: int
     count: int = Field(description="top-level ranges of this name on that thread")
@@ -513,8 +514,8 @@ class MarkerSummary(_Model):
 class MpiOpStats(_Model):
     """One MPI operation name."""
 
-    name: str
-    kind: str
+    name: ProfileStr
+    kind: OwnStr
     count: int
     total_ns: int = Field(description="merged per thread, summed over threads")
     mean_ns: float
@@ -530,7 +531,7 @@ class MpiSummary(_Model):
     total_ns: int = Field(description="union over threads per process, summed over processes")
     process_count: int = Field(1, description="processes with MPI calls")
     pct_of_span: float | None = Field(None, description="per process: total / (span × process_count) × 100")
-    by_kind: dict[str, int] = Field(default_factory=dict, description="union time by p2p/collective/wait/other")
+    by_kind: dict[OwnStr, int] = Field(default_factory=dict, description="union time by p2p/collective/wait/other")
     by_op: list[MpiOpStats]
 
 
@@ -546,8 +547,8 @@ class OverheadSummary(_Model):
 class ProfileSummary(_Model):
     """Everything `pa summary` knows about one profile."""
 
-    summary_schema_version: str = SUMMARY_SCHEMA_VERSION
-    pa_version: str
+    summary_schema_version: OwnStr = SUMMARY_SCHEMA_VERSION
+    pa_version: OwnStr
     profile: ProfileInfo
     span_start_ns: int | None = Field(None, description="first event of any kind, profile clock")
     span_end_ns: int | None = None
@@ -569,11 +570,11 @@ class ProfileSummary(_Model):
     overhead: OverheadSummary | None = None
     phases: list[PhaseSummary] | None = Field(
         None, description="non-overlapping phases of the timeline (markers or kernel mix); None: no kernels")
-    captured: dict[str, bool] = Field(
+    captured: dict[OwnStr, bool] = Field(
         default_factory=dict, description="which kinds of data the export holds (relation name -> rows "
                                           "present), so that nothing asks to capture what is already there")
-    host_side: dict[str, int] | None = Field(
+    host_side: dict[OwnStr, int] | None = Field(
         None, description="facts recovered from host API arguments when GPU activity tables are empty "
                           "(degraded capture); host-side, never GPU activity")
     skipped: list[SkippedItem] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[OwnStr] = Field(default_factory=list)

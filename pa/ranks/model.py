@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from pa.metrics.model import ProfileSummary
+from pa.metrics.origin import OwnStr, PathStr
 
 
 @dataclass
@@ -55,8 +56,8 @@ class RankOverview(_Model):
     """Overview of one rank."""
 
     rank: int
-    rank_source: str
-    file_name: str
+    rank_source: OwnStr
+    file_name: PathStr
     span_ns: int
     kernel_time_ns: int = Field(description="compute kernel time: NCCL/RCCL communication kernels, which wait for "
                                             "the other ranks, are not counted")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pa.metrics.origin import KernelStr, MarkerStr, OwnStr
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -17,8 +19,8 @@ class _Model(BaseModel):
 class PhaseKernel(_Model):
     """One kernel's share of a phase (durations clipped to the phase)."""
 
-    name: str
-    short_name: str | None = None
+    name: KernelStr
+    short_name: KernelStr | None = None
     time_ns: int = Field(description="Σ over kernels of |[start, end) ∩ phase|")
     count: int = Field(description="kernels that start inside the phase (each kernel counted once)")
 
@@ -31,8 +33,8 @@ class PhaseSummary(_Model):
     """
 
     index: int
-    label: str = Field(description="dominant marker or kernel (short name), or 'idle'; unique")
-    source: str = Field(description="markers (NVTX/rocTX ranges), kernel_mix (segmentation) or single")
+    label: MarkerStr = Field(description="dominant marker or kernel (short name), or 'idle'; unique")
+    source: OwnStr = Field(description="markers (NVTX/rocTX ranges), kernel_mix (segmentation) or single")
     warmup: bool = Field(default=False, description="first phase that looks like initialisation")
     start_ns: int = Field(description="offset from the span start")
     end_ns: int = Field(description="offset from the span start (exclusive)")
@@ -51,12 +53,12 @@ class PhaseSummary(_Model):
     mpi_ns: int | None = Field(
         default=None, description="time in MPI calls: union per process, clipped, summed over processes; "
                                   "None when not captured")
-    idle_by_cause: dict[str, int] = Field(
+    idle_by_cause: dict[OwnStr, int] = Field(
         default_factory=dict, description="in-window idle gaps inside the phase by cause (DeviceGaps), "
                                           "straddling gaps in proportion")
-    recoverable_by_cause: dict[str, int] = Field(
+    recoverable_by_cause: dict[OwnStr, int] = Field(
         default_factory=dict, description="the part of that idle time each cause's fix can recover")
     top_kernels: list[PhaseKernel] = Field(default_factory=list, description="largest clipped time first; "
                                            "a truncated list, never a total")
-    marker: str | None = Field(default=None, description="NVTX/rocTX range name that marks the phase, if any")
+    marker: MarkerStr | None = Field(default=None, description="NVTX/rocTX range name that marks the phase, if any")
 
