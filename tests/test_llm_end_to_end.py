@@ -94,8 +94,9 @@ def test_refined_parts_moves_and_tokens_are_shown_in_every_format(profile: Path,
     ids = [h["id"] for h in base["hypotheses"]]
     last = base["hypotheses"][-1]
     frac = last["runtime_fraction_pct"]
+    said = f"This costs {frac:.1f} % of the run." if frac is not None else "This one sets the pace."
     reply = {"ranking": [ids[-1]], "rank_changes": [{"id": ids[-1], "reason": "it hides the others"}],
-             "refinements": [{"id": ids[-1], "description": f"This costs {frac:.1f} % of the run.",
+             "refinements": [{"id": ids[-1], "description": said,
                               "reason": "states the share"}],
              "new_hypotheses": [], "narrative": "One finding first."}
     make = {"openai": openai_answer, "anthropic": anthropic_answer, "gemini": gemini_answer}[provider]
@@ -110,7 +111,7 @@ def test_refined_parts_moves_and_tokens_are_shown_in_every_format(profile: Path,
     doc = json.loads(res.stdout)
     first = doc["hypotheses"][0]
     assert first["id"] == ids[-1] and first["source"] == "rules"
-    assert first["description"] == f"This costs {frac:.1f} % of the run."
+    assert first["description"] == said
     assert first["llm"]["refined"] == [{"part": "description", "source": "llm", "original": last["description"],
                                         "reason": "states the share"}]
     assert first["llm"]["rank_reason"] == "it hides the others" and first["llm"]["engine_rank"] == len(ids)
