@@ -231,6 +231,7 @@ def test_inline_and_boundary_cases_exist() -> None:
 # evaluation's derived metrics or the summary, which this condition does not compare with its param.
 NO_BOUNDARY = {
     "GPU-PHASE-001": "evaluated per phase, with per-phase metrics",
+    "CAP-NOGPU-001": "no threshold: it fires on the absence of any GPU work",
 }
 
 
