@@ -155,10 +155,15 @@ def _inside(m, t):
 
 
 def _names_compiling(text: str) -> bool:
-    words = re.split(r"[^a-z]+", text.lower())
+    """Split the name into words (camelCase humps and runs of capitals count as words), then look for a
+    compiling word not followed by "time" (a scheduler's canScheduleCompileTime), a runtime compiler's
+    name, or "load" followed by "ptx"."""
+    words = [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", text)]
     stems = {"compile", "compiler", "compiles", "compiling", "compilation"}
-    return (any(w in stems or w in {"re" + x for x in stems} or w == "ptxas" for w in words)
-            or text.lower().startswith(("nvrtc", "hiprtc")))
+    stems |= {"re" + x for x in stems}
+    following = [*words[1:], ""]
+    return any((w in stems and nxt != "time") or w in {"nvrtc", "hiprtc", "ptxas", "loadptx"}
+               or (w == "load" and nxt == "ptx") for w, nxt in zip(words, following, strict=True))
 
 
 def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, int]]]:

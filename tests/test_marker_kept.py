@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 import numpy as np
+import pytest
 
 from pa.metrics.host import NamedRanges
 from pa.metrics.host_work import compile_ranges, marker_name_read
@@ -26,7 +27,7 @@ def _sqlite_like(names: list[str], reads: tuple[str, ...] = DEVICE_READ_RANGES) 
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE m(name TEXT)")
     conn.executemany("INSERT INTO m VALUES (?)", [(n,) for n in names])
-    like = ["name LIKE '%compil%'", "name LIKE 'nvrtc%'", "name LIKE 'hiprtc%'", "name LIKE '%ptxas%'",
+    like = ["name LIKE '%compil%'", "name LIKE '%nvrtc%'", "name LIKE '%hiprtc%'", "name LIKE '%ptx%'",
             *(f"name LIKE '{n}%'" for n in reads)]
     return {r[0] for r in conn.execute(f"SELECT name FROM m WHERE {' OR '.join(like)}")}
 
@@ -56,3 +57,21 @@ def test_compile_ranges_keep_compiling_names_with_a_duration() -> None:
     pid, start, end = compile_ranges(kept)
     # "Compiled" runs compiled code; aten::item is a device read; the zero-length range has no time
     assert pid.tolist() == [1, 4] and start.tolist() == [10, 50] and end.tolist() == [15, 58]
+
+
+@pytest.mark.parametrize(("name", "compiles"), [
+    # nvFuser's ranges (nvfuser_h100node, nvfuser_h200): camelCase and NVRTC anywhere in the name
+    ("KernelExecutor::compileFusion", True), ("FusionKernelRuntime::compileKernel", True),
+    ("executor_utils::NVRTC", True), ("executor_utils::Nvrtc::CompileProgram", True),
+    ("executor_utils::NvrtcCreateProgram", True), ("executor_utils::Nvrtc::LoadPTX", True),
+    ("compile_inner", True), ("async_compile", True), ("Compile", True), ("hiprtcCreateProgram", True),
+    ("recompile", True), ("ptxas", True),
+    # running compiled code, or asking about compile-time facts, is not compiling
+    ("ReductionScheduler::canScheduleCompileTime", False), ("CompiledKernel::CompiledKernel", False),
+    ("Torch-Compiled Region", False), ("CompiledFunction", False), ("jit(train_step)", False),
+    ("precompiled", False), ("decompile", False),
+])
+def test_compile_range_names(name: str, compiles: bool) -> None:
+    kept = NamedRanges(pid=np.array([1]), start=np.array([0]), end=np.array([10]), code=np.array([0]), names=[name])
+    assert marker_name_read()(name) or not compiles      # the cheap first test keeps every compiling name
+    assert (compile_ranges(kept)[0].size == 1) == compiles

@@ -36,12 +36,21 @@ from pa.profile.relations import VALID, Relations
 
 HOST_WORK_LISTED = 5
 # NVTX/rocTX ranges that mean "the host is compiling": a framework's compiler (PyTorch's
-# compile_inner/call_user_compiler, XLA's "Compile", a user's "compile kernels" range) or a runtime
-# compiler called through a range of its own (nvrtc*, hiprtc*). Whole words only: "compiled"
-# ranges (PyTorch's CompiledFunction, "Torch-Compiled Region") run code compiled earlier, and JAX's
-# jit(...) ranges run a jitted function; neither compiles anything.
-COMPILE_RANGE = re.compile(r"(?i)(?<![a-z])(?:re)?compil(?:e|er|es|ing|ation)(?![a-z])"
-                           r"|^(?:nvrtc|hiprtc)|(?<![a-z])ptxas(?![a-z])")
+# compile_inner/call_user_compiler and Inductor's async_compile, XLA's "Compile", nvFuser's
+# KernelExecutor::compileFusion and FusionKernelRuntime::compileKernel, a user's "compile kernels"
+# range) or a runtime compiler called through a range of its own (NVRTC / hipRTC anywhere in the
+# name: nvFuser's executor_utils::NVRTC, Nvrtc::CompileProgram, NvrtcCreateProgram; ptxas; loading
+# PTX, which the driver compiles: Nvrtc::LoadPTX). A word starts after a non-letter or at a camelCase
+# hump and ends before a lower-case letter, so compileFusion and CompileProgram are words, while
+# "compiled" ranges (PyTorch's CompiledFunction, "Torch-Compiled Region", CompiledKernel's
+# constructor) run code compiled earlier, JAX's jit(...) ranges run a jitted function, and a
+# scheduler's canScheduleCompileTime asks about compile-time facts: none of them compiles anything.
+_WORD = r"(?:^|(?<=[^A-Za-z])|(?<=[a-z])(?=[A-Z]))"
+COMPILE_RANGE = re.compile(
+    _WORD + r"(?:(?:[Rr]e)?[Cc]ompil(?:e|er|es|ing|ation)(?![a-z])|(?:RE)?COMPIL(?:E|ER|ES|ING|ATION)(?![A-Za-z]))"
+    r"(?![-_ ]?(?:[Tt]ime|TIME))"
+    r"|" + _WORD + r"(?i:nvrtc|hiprtc|ptxas)"
+    r"|" + _WORD + r"(?:[Ll]oad_?PTX|load_?ptx)")
 _SUFFIX = re.compile(r",\s*(?:op_id|seq|sequenceNr|stashed seq)\s*=.*$")
 _STALL = GAP_CAUSES.index("cpu_stall")
 _ROUND_TRIP = (GAP_CAUSES.index("sync"), GAP_CAUSES.index("copy_wait"))
@@ -100,7 +109,7 @@ def _like(*patterns: str) -> re.Pattern[str]:
 
 # The names compile_ranges and device_reads look at: a cheap first test, as SQLite's LIKE would
 # apply it, before the exact one.
-_COMPILE_LIKE = _like("%compil%", "nvrtc%", "hiprtc%", "%ptxas%")
+_COMPILE_LIKE = _like("%compil%", "%nvrtc%", "%hiprtc%", "%ptx%")
 
 
 def _device_read_like(naming: MarkerNaming) -> re.Pattern[str]:
