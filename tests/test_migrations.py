@@ -43,3 +43,23 @@ def test_explicit_copies_carry_no_migration(tmp_path: Path) -> None:
     write_nsys(scenarios.pageable_htod(), tmp_path / "p.sqlite")
     s = summarize(tmp_path / "p.sqlite")
     assert s.copies is not None and s.copies.migrations is None and s.copies.count > 0
+
+
+def test_speculative_prefetch_is_fault_driven_and_user_prefetch_is_not(tmp_path: Path) -> None:
+    """The driver's speculative prefetch follows faults (icon_gpu: 306 of its 320 MB); a user prefetch is the fix."""
+    import dataclasses
+
+    scen = scenarios.um_page_faults()
+    um = [i for i, c in enumerate(scen.copies) if c.migration == "page_fault"]
+    relabel = {i: ("speculative_prefetch" if n % 3 == 0 else "user_prefetch" if n % 3 == 1 else "page_fault")
+               for n, i in enumerate(um)}
+    copies = [dataclasses.replace(c, migration=relabel.get(i, c.migration)) for i, c in enumerate(scen.copies)]
+    scen = dataclasses.replace(scen, copies=copies)
+    write_nsys(scen, tmp_path / "s.sqlite")
+    s = summarize(tmp_path / "s.sqlite")
+    mig = s.copies.migrations if s.copies else None
+    assert mig is not None and set(mig.by_cause) == {"page_fault", "speculative_prefetch", "user_prefetch"}
+    driven = [c for c in copies if c.migration in ("page_fault", "speculative_prefetch")]
+    busy = reference_union([(c.start, c.end) for c in driven])
+    assert mig.fault_bytes == sum(c.bytes for c in driven) and mig.fault_busy_ns == busy
+    assert mig.fault_bytes < mig.bytes      # the user prefetches are migrations, not fault-driven ones

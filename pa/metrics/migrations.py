@@ -7,7 +7,13 @@ the host thread. Nsight Systems records each migration as a copy of a "Unified" 
 link's bandwidth; prefetching (cudaMemPrefetchAsync / hipMemPrefetchAsync), memory advice or
 explicit copies move the same bytes in bulk, ahead of the kernel that needs them.
 
-Per device, over the migrations whose cause is a page fault:
+Fault-driven migrations are those whose cause is a page fault and the speculative prefetch the
+driver issues *because of* faults (it moves the neighbouring pages of a faulting access: in
+Nsight Systems exports it is most of the migrated bytes when managed memory is touched on demand).
+A user prefetch (cudaMemPrefetchAsync) is the fix, not the problem; evictions and access-counter
+migrations are counted by cause but not as fault-driven.
+
+Per device, over the fault-driven migrations:
 - busy: their union; exposed: the part no kernel overlaps (the GPU does nothing else); overlapped:
   the part under kernels (the kernels are stalled by faults for an unknown share of it, so it is
   reported and never claimed);
@@ -25,7 +31,7 @@ from pa.metrics.activity import Ops
 from pa.metrics.model import HardwareLimits, MigrationCause, MigrationSummary
 from pa.profile.canonical import MIGRATION_CAUSES
 
-_FAULT = MIGRATION_CAUSES.index("page_fault")
+_FAULT_DRIVEN = [MIGRATION_CAUSES.index("page_fault"), MIGRATION_CAUSES.index("speculative_prefetch")]
 
 
 def migration_summary(copies: Ops, cx: dict[str, np.ndarray], kernels: dict[int, iv.Merged],
@@ -43,8 +49,9 @@ def migration_summary(copies: Ops, cx: dict[str, np.ndarray], kernels: dict[int,
         if m.any():
             by_cause[cause] = MigrationCause(count=int(m.sum()), bytes=int(nbytes[m].sum()), total_ns=int(dur[m].sum()))
     busy = exposed = recoverable = fault_bytes = 0
-    for d in np.unique(copies.device[code == _FAULT]).tolist():
-        f = (code == _FAULT) & (copies.device == d)
+    driven = np.isin(code, _FAULT_DRIVEN)
+    for d in np.unique(copies.device[driven]).tolist():
+        f = driven & (copies.device == d)
         merged = iv.merge(copies.start[f], copies.end[f])
         k = kernels.get(int(d), iv.EMPTY)
         dev_busy, dev_exposed = iv.length(merged), iv.subtract_length(merged, k)

@@ -340,8 +340,9 @@ class MigrationSummary(_Model):
     by_cause: dict[OwnStr, MigrationCause] = Field(
         default_factory=dict, description="page_fault, user_prefetch, speculative_prefetch, eviction, "
                                           "access_counters, unknown")
-    fault_bytes: int = Field(0, description="bytes moved by page-fault migrations")
-    fault_busy_ns: int = Field(0, description="union of page-fault migrations, summed over devices")
+    fault_bytes: int = Field(0, description="bytes moved by fault-driven migrations (page faults and the "
+                                                        "speculative prefetch the driver issues on them)")
+    fault_busy_ns: int = Field(0, description="union of fault-driven migrations, summed over devices")
     fault_exposed_ns: int = Field(0, description="that union where no kernel runs on the device")
     fault_overlapped_ns: int = Field(
         0, description="that union under kernels: faults stall the kernels for an unknown share of it (not claimed)")
