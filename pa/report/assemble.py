@@ -134,6 +134,13 @@ def _device_rows(s: ProfileSummary) -> list[DeviceRow]:
     return rows
 
 
+def _copy_bytes(s: ProfileSummary, directions: tuple[str, ...]) -> int | None:
+    """Bytes of the explicit copies in these directions (None when copies were not captured)."""
+    if s.copies is None:
+        return None
+    return sum(t.bytes for t in s.copies.by_direction if t.direction in directions)
+
+
 def key_metrics(s: ProfileSummary) -> KeyMetrics:
     """Copy the headline numbers of one ProfileSummary (None stays None: never a silent 0)."""
     g = s.gpu
@@ -161,6 +168,11 @@ def key_metrics(s: ProfileSummary) -> KeyMetrics:
         exposed_copy_ns=g.exposed_copy_ns if captured and s.copies is not None else None,
         copy_bytes=s.copies.bytes if s.copies else None,
         pageable_share_pct=s.copies.pageable_share_pct if s.copies else None,
+        host_copy_bytes=_copy_bytes(s, ("HtoD", "DtoH", "HtoH")),
+        device_copy_bytes=_copy_bytes(s, ("DtoD",)),
+        peer_copy_bytes=_copy_bytes(s, ("PtoP",)),
+        migration_count=s.copies.migrations.count if s.copies and s.copies.migrations else None,
+        migrated_bytes=s.copies.migrations.bytes if s.copies and s.copies.migrations else None,
         cpu_blocked_in_sync_ns=s.sync.cpu_blocked_ns if s.sync else None,
         cpu_blocked_pct_of_span=s.sync.cpu_blocked_pct_of_span if s.sync else None,
         launch_count=s.launch.launch_count if s.launch else None,

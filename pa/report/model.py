@@ -19,7 +19,7 @@ from pa.llm.model import LlmProvenance
 from pa.ranks.model import CrossRank
 from pa.rules.hypothesis import EvidenceValue, Hypothesis
 
-REPORT_SCHEMA_VERSION = "1.5"
+REPORT_SCHEMA_VERSION = "1.6"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -133,8 +133,14 @@ class KeyMetrics(_Model):
                                                                              "operation) and tear-down (after the "
                                                                              "last) over the span")
     exposed_copy_ns: int | None = Field(None, ge=0)
-    copy_bytes: int | None = None
-    pageable_share_pct: float | None = Field(None, ge=0, le=100)
+    copy_bytes: int | None = Field(None, description="explicit copies of every kind (host↔device, device↔device, "
+                                                      "peer); unified-memory migrations are apart")
+    pageable_share_pct: float | None = Field(None, ge=0, le=100, description="pageable bytes over host↔device bytes")
+    host_copy_bytes: int | None = Field(None, ge=0, description="host↔device copies (HtoD, DtoH, HtoH)")
+    device_copy_bytes: int | None = Field(None, ge=0, description="device↔device copies on one GPU")
+    peer_copy_bytes: int | None = Field(None, ge=0, description="peer-to-peer copies between GPUs")
+    migration_count: int | None = Field(None, ge=0, description="unified-memory migrations (null: none recorded)")
+    migrated_bytes: int | None = Field(None, ge=0)
     cpu_blocked_in_sync_ns: int | None = None
     cpu_blocked_pct_of_span: float | None = Field(
         None, ge=0, le=100, description="per process: blocked time over span × processes making GPU API calls")
