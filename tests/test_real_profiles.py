@@ -295,3 +295,22 @@ def test_cloverleaf_functors_name_their_kernels(summary_of):
     # nine templates shorten to par_ranged2d_kernel; the functor each one runs tells them apart
     for functor in ("PdV_kernel", "accelerate_kernel", "viscosity_kernel", "ideal_gas_kernel"):
         assert any(lb and lb.startswith(f"par_ranged2d_kernel<{functor}>") for lb in labels), functor
+
+
+def test_key_metrics_split_copies_by_kind(real_profile, ref, real_report):
+    """The report's copy line: host<->device, device<->device, peer and migrations, each against raw SQL."""
+    import json
+
+    conn, tables = ref
+    doc = json.loads(real_report(real_profile, "json"))["summary"]
+    if "CUPTI_ACTIVITY_KIND_MEMCPY" not in tables or "ENUM_CUDA_MEMCPY_OPER" not in tables:
+        pytest.skip("needs the copy table and its ENUM table")
+    by_label = dict(conn.execute(
+        'SELECT o.label, sum(m.bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY m JOIN ENUM_CUDA_MEMCPY_OPER o '
+        'ON o.id = m.copyKind WHERE m."end" >= m.start GROUP BY 1'))
+    host = sum(by_label.get(k, 0) for k in ("Host-to-Device", "Device-to-Host", "Host-to-Host"))
+    assert doc["host_copy_bytes"] == host
+    assert doc["device_copy_bytes"] == by_label.get("Device-to-Device", 0)
+    assert doc["peer_copy_bytes"] == by_label.get("Peer-to-Peer", 0)
+    migrated = sum(v for k, v in by_label.items() if k.startswith("Unified"))
+    assert doc["migrated_bytes"] == (migrated or None)
