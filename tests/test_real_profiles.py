@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import needs_real_profile, real_nsys_profile
+from conftest import missing_reason, needs_real_profile, real_nsys_profile
 from reference import reference_union  # tests/ is on sys.path
 
 from pa.metrics.summarize import summarize
@@ -314,3 +314,22 @@ def test_key_metrics_split_copies_by_kind(real_profile, ref, real_report):
     assert doc["peer_copy_bytes"] == by_label.get("Peer-to-Peer", 0)
     migrated = sum(v for k, v in by_label.items() if k.startswith("Unified"))
     assert doc["migrated_bytes"] == (migrated or None)
+
+
+def test_mpi_time_leaves_init_and_finalize_apart(summary_of):
+    """saxpy_mpi_2022 records MPI as NVTX ranges; 646 ms of its MPI time is MPI_Init (start-up)."""
+    path = real_nsys_profile("saxpy_mpi_2022.sqlite")
+    if not path.is_file():
+        pytest.skip(missing_reason(path))
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    rows = conn.execute("SELECT coalesce(n.text, s.value), n.start, n.\"end\" FROM NVTX_EVENTS n "
+                        "LEFT JOIN StringIds s ON s.id = n.textId WHERE n.\"end\" > n.start").fetchall()
+    conn.close()
+    mpi = [(t, a, b) for t, a, b in rows if t and t.startswith("MPI_")]
+    setup = [(a, b) for t, a, b in mpi if t in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")]
+    run = [(a, b) for t, a, b in mpi if t not in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")]
+    s = summary_of(path)
+    assert s.mpi is not None and setup and run
+    assert s.mpi.setup_ns == reference_union(setup) and s.mpi.setup_call_count == len(setup)
+    assert s.mpi.total_ns == reference_union(run) and s.mpi.call_count == len(run)
+    assert s.mpi.setup_ns > s.mpi.total_ns          # the start-up dwarfs the run's communication here

@@ -528,12 +528,16 @@ class MpiSummary(_Model):
     """MPI calls of this file."""
 
     ranks: list[int] = Field(default_factory=list)
-    call_count: int
-    total_ns: int = Field(description="union over threads per process, summed over processes")
+    call_count: int = Field(description="MPI calls, MPI_Init / MPI_Init_thread / MPI_Finalize not included")
+    total_ns: int = Field(description="union over threads per process, summed over processes; without "
+                                      "MPI_Init / MPI_Finalize (start-up and tear-down: setup_ns)")
     process_count: int = Field(1, description="processes with MPI calls")
     pct_of_span: float | None = Field(None, description="per process: total / (span × process_count) × 100")
-    by_kind: dict[OwnStr, int] = Field(default_factory=dict, description="union time by p2p/collective/wait/other")
-    by_op: list[MpiOpStats]
+    by_kind: dict[OwnStr, int] = Field(default_factory=dict, description="union time by p2p/collective/wait/other "
+                                                                         "(without MPI_Init / MPI_Finalize)")
+    by_op: list[MpiOpStats] = Field(description="every MPI operation, MPI_Init / MPI_Finalize included")
+    setup_call_count: int = Field(0, description="MPI_Init, MPI_Init_thread and MPI_Finalize calls")
+    setup_ns: int = Field(0, description="their time (union per process, summed): start-up and tear-down")
 
 
 class OverheadSummary(_Model):
