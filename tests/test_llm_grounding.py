@@ -75,10 +75,10 @@ def test_value_of_a_new_hypothesis_must_be_in_its_tool_call() -> None:
 
 
 def _summary() -> Any:
-    """A minimal summary for apply_answer: a 1 s span, one device, two kernels."""
+    """A minimal summary for apply_answer: a 1 s span, one device active all of it, two kernels."""
     from types import SimpleNamespace as NS
 
-    return NS(span_ns=1_000_000_000, gpu=NS(device_count=1, exposed_copy_ns=80_000_000,
+    return NS(span_ns=1_000_000_000, gpu=NS(device_count=1, window_ns=1_000_000_000, exposed_copy_ns=80_000_000,
                                             recoverable_by_cause={"cpu_stall": 300_000_000, "sync": 20_000_000}),
               markers=None, phases=None, sync=None, mpi=None, launch=None, overhead=None, idle_gaps=[],
               devices=[NS(used=True, exposed_copy_ns=80_000_000, kernel_only_ns=50_000_000)],

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pa.llm.grounding import Fact, facts_for, facts_of, ungrounded, value_grounded
-from pa.rules.evaluate import impact_level
+from pa.rules.evaluate import analysis_window_ns, impact_level
 from pa.rules.hypothesis import (
     ActionCategory,
     BottleneckType,
@@ -42,6 +42,7 @@ from pa.rules.hypothesis import (
     EvidenceValue,
     Hypothesis,
     amdahl_bounds,
+    window_fraction,
 )
 from pa.rules.loader import load_ruleset
 
@@ -388,16 +389,21 @@ def _new_hypothesis(hid: str, nh: NewHypothesis, scope: Scope, summary: Any, lef
     if frac is None:
         review.speculative.append(hid)
     lower, upper = amdahl_bounds(frac)
+    # judged on the analysis window like the rules' findings (pa.rules.evaluate, module docs)
+    wfrac = None if frac is None else window_fraction(frac * span, analysis_window_ns(summary))
+    wlower, wupper = amdahl_bounds(wfrac)
     return Hypothesis(
         id=hid, rule_id=None, bottleneck_type=nh.bottleneck_type, bucket=nh.bucket, title=nh.title,
         description=nh.description,
         evidence=[Evidence(text=e.text, values=[EvidenceValue(name=v.name, value=v.value, unit=v.unit,
                                                               source=f"llm-tool:{v.source}")
                                                 for v in e.values]) for e in nh.evidence],
-        suggestion=nh.suggestion, expected_impact=impact_level(frac, params),
+        suggestion=nh.suggestion, expected_impact=impact_level(wfrac, params),
         action_category=nh.action_category,
         runtime_fraction_pct=None if frac is None else frac * 100,
         estimated_speedup_pct_lower=lower, estimated_speedup_pct_upper=upper,
+        window_fraction_pct=None if wfrac is None else wfrac * 100,
+        window_speedup_pct_lower=wlower, window_speedup_pct_upper=wupper,
         claim="speculative" if frac is None else "recoverable",
         counterfactual=(None if frac is None else
                         f"proposed by the LLM review; the engine recomputed its share from {nh.fraction_basis}"),

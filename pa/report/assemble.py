@@ -42,7 +42,7 @@ from pa.report.model import (
     TracedValue,
 )
 from pa.report.sources import build_sources, resolve_section
-from pa.rules.evaluate import RuleResult
+from pa.rules.evaluate import RuleResult, analysis_window_ns
 from pa.rules.hypothesis import Hypothesis
 from pa.version import __version__
 
@@ -165,6 +165,7 @@ def key_metrics(s: ProfileSummary) -> KeyMetrics:
         window_ns=g.window_ns if captured else None,
         window_busy_pct=min(100.0, 100.0 * g.busy_ns / g.window_ns) if captured and g.window_ns else None,
         outside_window_pct=outside,
+        analysis_window_ns=analysis_window_ns(s),
         exposed_copy_ns=g.exposed_copy_ns if captured and s.copies is not None else None,
         copy_bytes=s.copies.bytes if s.copies else None,
         pageable_share_pct=s.copies.pageable_share_pct if s.copies else None,
@@ -200,22 +201,25 @@ def _headline(hyps: list[ReportHypothesis], skipped: int, gpu_captured: bool = T
     proven = [x for x in hyps if x.claim == "recoverable"]
     if h.claim == "recoverable" and big:
         gain = gain_text(h.claim, h.runtime_fraction_pct, h.estimated_speedup_pct_lower,
-                         h.estimated_speedup_pct_upper)
+                         h.estimated_speedup_pct_upper, h.window_fraction_pct, h.window_speedup_pct_lower,
+                         h.window_speedup_pct_upper)
         return Headline(text=f"Primary bottleneck: {h.title} ({h.bottleneck_type}): {gain}.",
                         speedup_pct_upper=h.estimated_speedup_pct_upper, **ref)
     if h.claim == "none":
         text = f"Read with care: {h.title}."
         if proven and proven[0].expected_impact in ("high", "medium"):
             p = proven[0]
-            text += (f" Largest demonstrated gain: {p.title} ({p.bottleneck_type}): "
-                     f"{gain_text(p.claim, p.runtime_fraction_pct, None, p.estimated_speedup_pct_upper)}.")
+            gain = gain_text(p.claim, p.runtime_fraction_pct, None, p.estimated_speedup_pct_upper,
+                             p.window_fraction_pct, None, p.window_speedup_pct_upper)
+            text += f" Largest demonstrated gain: {p.title} ({p.bottleneck_type}): {gain}."
         elif gpu_captured:
             text += " No finding demonstrates a gain of medium or high impact in the GPU's active window."
         return Headline(text=text, **ref)
     if h.claim == "recoverable":
-        gain = gain_text(h.claim, h.runtime_fraction_pct, None, h.estimated_speedup_pct_upper)
-        return Headline(text=f"No dominant bottleneck: the largest demonstrated gain, {h.title} "
-                             f"({h.bottleneck_type}), is {gain}.",
+        gain = gain_text(h.claim, h.runtime_fraction_pct, None, h.estimated_speedup_pct_upper,
+                         h.window_fraction_pct, None, h.window_speedup_pct_upper)
+        return Headline(text=f"No dominant bottleneck: the largest demonstrated gain is {h.title} "
+                             f"({h.bottleneck_type}): {gain}.",
                         speedup_pct_upper=h.estimated_speedup_pct_upper, **ref)
     text = (f"No finding demonstrates a gain of medium or high impact; the largest concern is {h.title} "
             f"({h.bottleneck_type}), whose headroom this trace cannot bound.")

@@ -19,7 +19,7 @@ from pa.llm.model import LlmProvenance
 from pa.ranks.model import CrossRank
 from pa.rules.hypothesis import EvidenceValue, Hypothesis
 
-REPORT_SCHEMA_VERSION = "1.6"
+REPORT_SCHEMA_VERSION = "1.7"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -132,6 +132,10 @@ class KeyMetrics(_Model):
     outside_window_pct: float | None = Field(None, ge=0, le=100, description="start-up (before the first GPU "
                                                                              "operation) and tear-down (after the "
                                                                              "last) over the span")
+    analysis_window_ns: int | None = Field(
+        None, ge=0, description="the analysis window the findings are judged on (hypotheses[].window_fraction_pct, "
+                                "impact, ranking, noise floor): the GPU's active window per device (window_ns ÷ "
+                                "the devices with GPU operations); the span when no GPU operation was recorded")
     exposed_copy_ns: int | None = Field(None, ge=0)
     copy_bytes: int | None = Field(None, description="explicit copies of every kind (host↔device, device↔device, "
                                                       "peer); unified-memory migrations are apart")

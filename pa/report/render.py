@@ -66,7 +66,8 @@ def fmt_num(value: float | int | str | None) -> str:
 def fmt_gain(h: dict[str, Any]) -> str:
     """A finding's gain as an engineer writes it (pa.report.gains): 'up to 1.56× faster (−36 % time)'."""
     return gain_text(h.get("claim"), h.get("runtime_fraction_pct"), h.get("estimated_speedup_pct_lower"),
-                     h.get("estimated_speedup_pct_upper"))
+                     h.get("estimated_speedup_pct_upper"), h.get("window_fraction_pct"),
+                     h.get("window_speedup_pct_lower"), h.get("window_speedup_pct_upper"))
 
 
 def fmt_factor(speedup_pct: float | None) -> str:

@@ -100,14 +100,17 @@ def invariant_errors(doc: dict[str, Any]) -> list[str]:
     for h in hyps:
         f = h.get("runtime_fraction_pct")
         total += f or 0.0
-        want = amdahl_bounds(None if f is None else f / 100.0)
-        got = (h.get("estimated_speedup_pct_lower"), h.get("estimated_speedup_pct_upper"))
-        for w, g in zip(want, got, strict=True):
-            if (w is None) != (g is None) or (w is not None and not math.isclose(w, g, rel_tol=1e-6,
-                                                                                    abs_tol=1e-9)):
-                out.append(f"hypotheses/{h.get('id')}: speedup bounds {got} do not follow from "
-                           f"runtime fraction {f}% (expected {want})")
-                break
+        for frac_key, prefix in (("runtime_fraction_pct", "estimated_speedup_pct"),
+                                 ("window_fraction_pct", "window_speedup_pct")):
+            fv = h.get(frac_key)
+            want = amdahl_bounds(None if fv is None else fv / 100.0)
+            got = (h.get(f"{prefix}_lower"), h.get(f"{prefix}_upper"))
+            for w, g in zip(want, got, strict=True):
+                if (w is None) != (g is None) or (w is not None and not math.isclose(w, g, rel_tol=1e-6,
+                                                                                        abs_tol=1e-9)):
+                    out.append(f"hypotheses/{h.get('id')}: speedup bounds {got} do not follow from "
+                               f"{frac_key} {fv}% (expected {want})")
+                    break
     if total > 100.0 + 1e-6:
         out.append(f"hypotheses: runtime fractions add up to {total:.3f}% of the span (> 100%)")
     return out

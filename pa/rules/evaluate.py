@@ -7,17 +7,26 @@ the share of the span its fix can recover as the trace proves it; Amdahl bounds 
 `speculative` (the trace cannot show the headroom: no bound) or `none` (a finding about the capture).
 A recoverable rule whose fraction is null on this profile is shown as speculative.
 
-Ranking, in tiers (why: an engineer reads demonstrated waste first, and a capture that is mostly
-start-up must be said before small findings are read as the steady state):
+The analysis window (`analysis_window_ns`) is the GPU's active window per device: first to last GPU
+operation, summed over the devices with GPU operations and divided by their number; the span when no
+GPU operation was recorded. Real captures are short and mostly start-up, so a finding is judged on
+the steady state: its impact level, its place within a tier and the noise floor use the claimed time
+as a share of that window (window_fraction_pct). Claims themselves stay span-relative (a fraction of
+the span times the span, in ns) and are capped per bucket and by the span exactly as before.
+
+Ranking, in tiers (why: an engineer reads demonstrated waste first; a caveat about the capture is
+worth the headline only when nothing else is found):
   0. recoverable claims of high or medium impact;
-  1. capture findings (claim none) of medium or high impact;
+  1. other findings that claim no time (claim none, not in group `capture`) of medium or high impact;
   2. recoverable claims of low impact;
   3. speculative findings;
-  4. capture findings of low impact.
-Within a tier: claimed fraction × confidence (the confidence-weighted bound of recoverable time; not
+  4. other claim-none findings of low impact;
+  5. capture caveats (rules in group `capture`: warm-up, profiler overhead, ...), whatever their impact.
+Within a tier: window fraction × confidence (the confidence-weighted bound of recoverable time; not
 the Amdahl bound itself, which is infinite at F = 1 and would let one claim dwarf every weight), then
 impact, confidence and rule id. A recoverable claim below the noise floor (param noise_floor_fraction
-after capping) is not a finding: it stays in the outcomes as `below_noise_floor`.
+of the analysis window, after capping) is not a finding: it stays in the outcomes as
+`below_noise_floor`.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from typing import Any
 from pa.metrics.model import ProfileSummary, SkippedItem
 from pa.rules.expr import Expr, ExprError, Scope
 from pa.rules.expr import evaluate as eval_expr
-from pa.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, Impact, amdahl_bounds
+from pa.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, Impact, amdahl_bounds, window_fraction
 from pa.rules.loader import PackRef, Rule, RuleSet
 from pa.rules.templates import render
 
@@ -62,6 +71,9 @@ class RuleResult:
     # The param values the rules ran with (after site overrides): later stages that judge a claim
     # (the LLM review's impact of a new finding) use the same cut-offs.
     params: dict[str, Any] = field(default_factory=dict)
+    # The analysis window (analysis_window_ns) the findings' window fractions, impact and noise floor
+    # were measured on.
+    analysis_ns: int = 0
 
 
 def _nest(extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -103,6 +115,20 @@ def compute_buckets(summary: ProfileSummary) -> dict[str, int]:
         "sync": sync // devices,
         "idle": max(0, g.idle_in_window_ns - sync) // devices,
     }
+
+
+def analysis_window_ns(summary: ProfileSummary) -> int:
+    """The analysis window: the GPU's active window per device, or the span without GPU operations.
+
+    summary.gpu.window_ns sums the active window (first to last GPU operation) over the devices with
+    GPU activity (gpu.device_count); divided by their number it is span-equivalent time, on the scale
+    of the claims (a claim of the idle bucket is device time ÷ devices too). It never exceeds the span.
+    """
+    g = summary.gpu
+    span = max(0, summary.span_ns)
+    if g.window_ns > 0 and g.device_count > 0:
+        return max(1, min(span, round(g.window_ns / g.device_count)))
+    return span
 
 
 def _unit_of(name: str) -> str | None:
@@ -208,11 +234,12 @@ def evaluate(summary: ProfileSummary, ruleset: RuleSet,
     _suppress(fired, outcomes)
     buckets = compute_buckets(summary)
     floor = float(names.get("noise_floor_fraction") or 0.0)
-    hyps, claims = _rank_and_cap(fired, buckets, summary.span_ns, warnings, outcomes, floor)
+    analysis = analysis_window_ns(summary)
+    hyps, claims = _rank_and_cap(fired, buckets, summary.span_ns, analysis, warnings, outcomes, floor)
     return RuleResult(hypotheses=hyps, skipped=skipped, packs=list(ruleset.packs),
                       outcomes=list(outcomes.values()), metrics=metrics,
                       buckets=buckets, warnings=warnings, claims=claims,
-                      params={name: p.value for name, p in ruleset.params.items()})
+                      params={name: p.value for name, p in ruleset.params.items()}, analysis_ns=analysis)
 
 
 # A fired rule: the rule, its runtime fraction, the values it saw, and the context it fired in
@@ -325,7 +352,7 @@ def _suppress(fired: dict[str, Fired], outcomes: dict[str, RuleOutcome]) -> None
 
 
 def impact_level(frac: float | None, params: Mapping[str, Any]) -> Impact:
-    """Impact of a claim of `frac` of the span: the params impact_high_fraction / impact_medium_fraction.
+    """Impact of a claim of `frac` of the analysis window: params impact_high_fraction / impact_medium_fraction.
 
     The one definition of the cut-offs, used by the rules and by the LLM review of new findings, so a
     site pack's override_params reaches both.
@@ -351,8 +378,19 @@ def _claim_of(rule: Rule, frac: float | None) -> str:
     return rule.claim
 
 
-def _tier(claim: str, impact: str) -> int:
-    """Ranking tier (module docs): demonstrated waste first, capture caveats, small waste, speculation."""
+def _is_capture(rule: Rule) -> bool:
+    """A capture caveat: a rule of group `capture` (rules/capture.yaml) that claims no time."""
+    return rule.claim == "none" and "capture" in rule.groups
+
+
+def _tier(claim: str, impact: str, capture: bool = False) -> int:
+    """Ranking tier (module docs): demonstrated waste first, then the rest; capture caveats last.
+
+    Other claim-none findings, small waste and speculation come between; a capture caveat ranks after
+    all of them, so that it leads only when nothing else is found.
+    """
+    if claim == "none" and capture:
+        return 5
     big = _IMPACT_ORDER[impact] >= _IMPACT_ORDER["medium"]
     if claim == "recoverable":
         return 0 if big else 2
@@ -361,15 +399,24 @@ def _tier(claim: str, impact: str) -> int:
     return 3
 
 
-def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int, warnings: list[str],
-                  outcomes: dict[str, RuleOutcome], floor: float) -> tuple[list[Hypothesis], dict[str, int]]:
-    """Cap claims per bucket and in total by the span, in rank order; drop noise; rank and render."""
+def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int, analysis: int,
+                  warnings: list[str], outcomes: dict[str, RuleOutcome],
+                  floor: float) -> tuple[list[Hypothesis], dict[str, int]]:
+    """Cap claims per bucket and in total by the span, in rank order; drop noise; rank and render.
+
+    Claims are span fractions (ns = fraction × span); impact, the order within a tier and the noise
+    floor use their share of the analysis window `analysis` (ns, span-equivalent).
+    """
+    def wfrac(frac: float | None) -> float | None:
+        return None if frac is None else window_fraction(frac * span, analysis)
+
     def key(rid: str, frac: float | None) -> tuple[int, float, int, float, str]:
         rule, _, _, ctx = fired[rid]
         claim = _claim_of(rule, frac)
-        impact = _impact(rule, frac, ctx.names)
-        return (_tier(claim, impact), -(frac or 0.0) * rule.confidence, -_IMPACT_ORDER[impact],
-                -rule.confidence, rid)
+        wf = wfrac(frac)
+        impact = _impact(rule, wf, ctx.names)
+        return (_tier(claim, impact, _is_capture(rule)), -(wf or 0.0) * rule.confidence,
+                -_IMPACT_ORDER[impact], -rule.confidence, rid)
 
     order = sorted(fired, key=lambda rid: key(rid, fired[rid][1]))
     left = {b: min(ns, span) for b, ns in buckets.items()}
@@ -391,12 +438,14 @@ def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int, w
                    f"that can shorten the run" + (" (GPU work the host waited on)" if rule.bucket == "compute"
                                                    else ""))
             note = f"claim reduced from {want / span:.1%} to {got / span:.1%} of the span: {why}"
-        if got / span < floor:
+        share = window_fraction(got, analysis) or 0.0
+        if share < floor:
             o = outcomes[rid]
             outcomes[rid] = RuleOutcome(o.rule_id, "below_noise_floor",
-                                        f"recoverable {got / span:.2%} of the span is below the noise floor "
-                                        f"of {floor:.0%}", o.values, o.phase)
+                                        f"recoverable {share:.2%} of the GPU's active window ({got / span:.2%} of "
+                                        f"the span) is below the noise floor of {floor:.0%}", o.values, o.phase)
             o.values["claimed_fraction"] = got / span
+            o.values["claimed_window_fraction"] = share
             continue
         left[rule.bucket] -= got
         total_left -= got
@@ -410,8 +459,9 @@ def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int, w
     for n, rid in enumerate(final, start=1):
         rule, _, seen, ctx = fired[rid]
         frac, note = capped[rid]
-        out.append(_hypothesis(f"H{n}", rule, frac, note, ctx))
+        out.append(_hypothesis(f"H{n}", rule, frac, wfrac(frac), note, ctx))
         seen["claimed_fraction"] = frac
+        seen["claimed_window_fraction"] = wfrac(frac)
     return out, claims
 
 
@@ -421,7 +471,8 @@ def _phase_label(ctx: _Ctx) -> str | None:
     return phase.get("label") if isinstance(phase, dict) else None
 
 
-def _hypothesis(hid: str, rule: Rule, frac: float | None, note: str | None, ctx: _Ctx) -> Hypothesis:
+def _hypothesis(hid: str, rule: Rule, frac: float | None, wfrac: float | None, note: str | None,
+                ctx: _Ctx) -> Hypothesis:
     tctx: dict[str, Any] = dict(ctx.names)
     tctx.update(ctx.roots)
     tctx["vendor"] = ctx.vendor
@@ -440,16 +491,19 @@ def _hypothesis(hid: str, rule: Rule, frac: float | None, note: str | None, ctx:
         evidence.append(Evidence(text="The trace cannot bound this claim on this profile (an input of its "
                                       "counterfactual is unknown), so no gain is stated.", values=[]))
     lower, upper = amdahl_bounds(frac)
+    wlower, wupper = amdahl_bounds(wfrac)
     return Hypothesis(
         id=hid, rule_id=rule.id, bottleneck_type=rule.bottleneck_type,
         bucket=rule.bucket,
         phase=(render(rule.phase, tctx) or None) if rule.phase else _phase_label(ctx),
         title=render(rule.title, tctx), description=rule.description.strip(), evidence=evidence,
         suggestion=render(rule.suggestion, tctx),
-        expected_impact=_impact(rule, frac, ctx.names),
+        expected_impact=_impact(rule, wfrac, ctx.names),
         action_category=rule.action_category,
         runtime_fraction_pct=None if frac is None else frac * 100.0,
         estimated_speedup_pct_lower=lower, estimated_speedup_pct_upper=upper,
+        window_fraction_pct=None if wfrac is None else wfrac * 100.0,
+        window_speedup_pct_lower=wlower, window_speedup_pct_upper=wupper,
         confidence=rule.confidence, claim=claim,
         counterfactual=" ".join(rule.counterfactual.split()) if rule.counterfactual else None, source="rules",
         # a next_capture template may render empty when the profile already holds what it asks for

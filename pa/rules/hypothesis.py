@@ -4,6 +4,12 @@ Amdahl bounds are computed here, by the engine, from the runtime fraction F of t
 bottleneck owns: lower = 1/(1 − F/2) − 1 (half of it removed), upper = 1/(1 − F) − 1 (all of it
 removed), as percentages; both are None when F is None or F ≥ 1. Neither a rule template nor the
 LLM ever computes them.
+
+The same claim is also stated as a share of the analysis window (pa.rules.evaluate.analysis_window_ns:
+the GPU's active window per device, first to last GPU operation; the span when there is none):
+window_fraction_pct and the Amdahl bounds on that window. Real captures are short and mostly
+start-up, so the window share is what the steady state would gain; impact and ranking use it, while
+runtime_fraction_pct (the share of the span) stays the scale on which claims are capped and summed.
 """
 
 from __future__ import annotations
@@ -74,6 +80,13 @@ class Hypothesis(BaseModel):
     runtime_fraction_pct: float | None = Field(None, ge=0, le=100)
     estimated_speedup_pct_lower: float | None = None
     estimated_speedup_pct_upper: float | None = None
+    window_fraction_pct: float | None = Field(None, ge=0, le=100, description=(
+        "the claimed time as a share of the analysis window (the GPU's active window per device; the span when "
+        "no GPU operation was recorded), capped at 100; null where runtime_fraction_pct is null"))
+    window_speedup_pct_lower: float | None = Field(None, description=(
+        "Amdahl lower bound (half of it removed) on the analysis window, from window_fraction_pct"))
+    window_speedup_pct_upper: float | None = Field(None, description=(
+        "Amdahl upper bound (all of it removed) on the analysis window; null at 100 %"))
     confidence: float = Field(ge=0, le=1)
     claim: Claim = Field("recoverable", description=(
         "recoverable: runtime_fraction_pct is time the fix can recover as the trace proves it; speculative: "
@@ -97,3 +110,13 @@ def amdahl_bounds(fraction: float | None) -> tuple[float | None, float | None]:
     lower = (1.0 / (1.0 - fraction / 2.0) - 1.0) * 100.0
     upper = (1.0 / (1.0 - fraction) - 1.0) * 100.0
     return (lower, upper)
+
+
+def window_fraction(claimed_ns: float | None, analysis_ns: int) -> float | None:
+    """The claimed time as a share of the analysis window, in [0, 1] (None where nothing is claimed).
+
+    A claim on the span (an MPI share, say) can exceed the GPU's active window: it is capped at 1.
+    """
+    if claimed_ns is None or analysis_ns <= 0:
+        return None
+    return min(1.0, max(0.0, claimed_ns / analysis_ns))
