@@ -64,7 +64,9 @@ def test_host_work_after_a_sync_owns_the_gap_only_when_running_ahead_cannot_hide
                       host(sync=merged((9 * ms, 10 * ms + 10)), launch=merged((12 * ms - 10, 12 * ms - 5))))
     assert owners(t) == ["cpu_stall"]
     # After 20 of GPU work the same host work cannot hide: the host, not the wait, sets the pace.
-    t = classify_gaps(0, merged((80, 100), (198, 300)), host(sync=merged((90, 102)), launch=merged((190, 195))))
+    # (in these ns-sized sketches no gap is short enough to be per-operation dispatch: dispatch_max_ns=0)
+    t = classify_gaps(0, merged((80, 100), (198, 300)), host(sync=merged((90, 102)), launch=merged((190, 195))),
+                      dispatch_max_ns=0)
     assert owners(t) == ["cpu_stall"]
     assert t.recoverable_ns.tolist() == [98]           # host work can hide behind the 122 of busy time, anywhere
     # a kernel that ends while the host is launching is not on the critical path
@@ -72,9 +74,26 @@ def test_host_work_after_a_sync_owns_the_gap_only_when_running_ahead_cannot_hide
     assert t.critical_busy_ns == 10                      # only the last interval
 
 
+def test_short_gaps_of_host_time_are_dispatch_and_recover_down_to_the_shortest_gap() -> None:
+    us = 1_000
+    # three gaps of the host's own time between kernels: 4 µs (the shortest), 30 µs and 90 µs (per-operation
+    # dispatch, under 100 µs), then a 2 ms host phase (host work); each gap ends in a 2 µs launch call
+    kernels = merged((0, 50 * us), (54 * us, 100 * us), (130 * us, 200 * us), (290 * us, 400 * us),
+                     (2_400 * us, 2_500 * us))
+    launches = merged((52 * us, 54 * us), (128 * us, 130 * us), (288 * us, 290 * us), (2_398 * us, 2_400 * us))
+    t = classify_gaps(0, kernels, host(launch=launches))
+    # the 4 µs gap is half launch call: not the host's own time, so launch
+    assert owners(t) == ["launch", "dispatch", "dispatch", "cpu_stall"]
+    assert t.recoverable_ns.tolist()[1:3] == [30 * us - 4 * us, 90 * us - 4 * us]
+    # a site that calls 20 µs the longest dispatch gap: the 30 µs gap is host work
+    t = classify_gaps(0, kernels, host(launch=launches), dispatch_max_ns=20 * us)
+    assert owners(t) == ["launch", "cpu_stall", "cpu_stall", "cpu_stall"]
+
+
 def test_host_work_recovers_at_most_the_busy_time_of_the_device() -> None:
     # 10 of busy time, two host-work gaps of 40 and 60: together they can hide behind 10 only
-    t = classify_gaps(0, merged((0, 5), (45, 50), (110, 115)), host(launch=merged((44, 45), (109, 110))))
+    t = classify_gaps(0, merged((0, 5), (45, 50), (110, 115)), host(launch=merged((44, 45), (109, 110))),
+                      dispatch_max_ns=0)
     assert owners(t) == ["cpu_stall", "cpu_stall"]
     assert int(t.recoverable_ns.sum()) <= 15 and t.recoverable_ns.tolist() == [15 * 40 // 100, 15 * 60 // 100]
 
@@ -203,6 +222,7 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
         idle: dict[str, int] = defaultdict(int)
         rec: dict[str, int] = defaultdict(int)
         stall_rec = []
+        shortest = min((busy[i + 1][0] - busy[i][1] for i in range(len(busy) - 1)), default=0)
         for i in range(len(busy) - 1):
             g0, g1 = busy[i][1], busy[i + 1][0]
             length = g1 - g0
@@ -221,6 +241,8 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                 owner, r = "sync", min(rest, prev)
             elif round_trip and _inside(sets["copy"], g0):
                 owner, r = "copy_wait", min(rest, prev)
+            elif 2 * own > rest and length < 100_000:    # per-operation dispatch, down to the shortest gap
+                owner, r = "dispatch", max(rest - shortest, 0)
             elif 2 * own > rest:
                 owner, r = "cpu_stall", rest
             elif 2 * cover["compile"] >= rest:

@@ -78,7 +78,7 @@ def _pinning(s: Any) -> float | None:
 # the host's blocked time or all idle time (name -> ns over the span).
 FRACTION_FACTS: dict[str, Callable[[Any], float | None]] = {
     **{f"gpu.recoverable_by_cause.{c}": _recoverable(c)
-       for c in ("sync", "copy_wait", "launch", "alloc", "mpi", "cpu_stall")},
+       for c in ("sync", "copy_wait", "launch", "alloc", "mpi", "dispatch", "cpu_stall")},
     "copy_overlap": _copy_overlap,
     "pinning_saving": _pinning,
 }

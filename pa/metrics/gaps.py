@@ -18,7 +18,11 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
    before it (see below): a synchronisation round trip. The little the host did after the wait (loop
    bookkeeping, the next launch) was serialised by the wait.
    Otherwise `cpu_stall` too when more than half of the rest is the host's own time: more host work
-   than GPU work it could hide behind.
+   than GPU work it could hide behind; except in a short gap (under dispatch_max_ns, 100 µs), which
+   is `dispatch`: the host's own time between two GPU operations that short is the per-operation
+   dispatch path of the program issuing them (an eager framework's Python and operator dispatch
+   between small kernels, a runtime's per-call bookkeeping), not a host phase. Many short gaps are
+   dispatch overhead, a few long ones are host work: the gap length tells them apart.
 4. otherwise the kind of call covering most of the gap: `compile` (module loading, JIT, the driver's
    lazy loading, NVTX/rocTX ranges named as compiling), `launch`, `alloc`, `mpi` (or `sync` /
    `copy_wait` for blocking calls that began inside the gap).
@@ -34,6 +38,9 @@ Recoverable time, per gap, is what the trace proves the named fix can remove (th
   recover at most the device's busy time in all: each gap is scaled by min(1, busy / their idle);
 - launch: the per-kernel launch calls go (CUDA/HIP graphs, fused kernels): the host did little else
   in the gap, so the kernels would run back to back: at most the gap;
+- dispatch: the per-operation dispatch goes (a CUDA/HIP graph replaying the operations, a compiled or
+  fused region): consecutive operations then follow each other as closely as the closest two on
+  this device already do, so each gap recovers its length minus the device's shortest gap;
 - alloc: the allocation calls go (a memory pool, allocations hoisted out of the loop): at most the
   part of the gap those calls cover;
 - compile: the modules are loaded and compiled before the timed work (a warm-up, cached or
@@ -57,7 +64,8 @@ from pa.metrics.idle import idle_ns
 from pa.metrics.model import DeviceGaps, Gap, GapBucket
 from pa.metrics.thresholds import DEFAULT_THRESHOLDS
 
-GAP_CAUSES = ("sync", "copy_wait", "launch", "alloc", "compile", "mpi", "cpu_stall", "overhead", "unknown")
+GAP_CAUSES = ("sync", "copy_wait", "launch", "alloc", "compile", "mpi", "dispatch", "cpu_stall", "overhead",
+              "unknown")
 _CODE = {c: i for i, c in enumerate(GAP_CAUSES)}
 
 # Idle-gap histogram buckets, ns: <10 µs, 10–100 µs, 100 µs–1 ms, 1–10 ms, 10–100 ms, >100 ms.
@@ -129,11 +137,13 @@ class GapTable:
 
 
 def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
-                  host_work_min_ns: int = DEFAULT_THRESHOLDS.host_work_min_ns) -> GapTable:
+                  host_work_min_ns: int = DEFAULT_THRESHOLDS.host_work_min_ns,
+                  dispatch_max_ns: int = DEFAULT_THRESHOLDS.dispatch_max_ns) -> GapTable:
     """Owner and recoverable time of every gap between the merged busy intervals `busy`.
 
-    `host_work_min_ns` is the site-tunable threshold (pa.metrics.thresholds) from which the
-    host's own work in a gap makes it host work even after a round trip.
+    `host_work_min_ns` and `dispatch_max_ns` are the site-tunable thresholds (pa.metrics.thresholds)
+    from which the host's own work in a gap makes it host work even after a round trip, and below
+    which a gap of the host's own time is per-operation dispatch.
     """
     bs, be = busy
     gs, ge = (be[:-1].copy(), bs[1:].copy()) if len(bs) > 1 else (be[:0].copy(), bs[:0].copy())
@@ -172,9 +182,14 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
                       ("compile", top_cover), ("mpi", rest)):
         m = owner == _CODE[name]
         recoverable[m] = rec[m]
-    # Host work dominates a gap that no wait explains.
+    # Host work dominates a gap that no wait explains; in a short gap that is the dispatch path, whose
+    # floor is the shortest gap of the device (operations issued back to back, host out of the way).
     owner[stall] = _CODE["cpu_stall"]
     recoverable[stall] = rest[stall]
+    dispatch = stall & (length < dispatch_max_ns)
+    floor = int(length.min()) if n else 0
+    owner[dispatch] = _CODE["dispatch"]
+    recoverable[dispatch] = np.maximum(rest[dispatch] - floor, 0)
     # Round trips: blocked when the GPU drained, and running ahead would hide most of the gap ...
     owner[sync_at] = _CODE["sync"]
     owner[copy_at] = _CODE["copy_wait"]

@@ -174,7 +174,8 @@ class Gap(_Model):
     start_ns: int = Field(description="offset from the span start")
     duration_ns: int
     host_activity: OwnStr = Field(
-        description="the gap's cause: sync, copy_wait, launch, alloc, mpi, cpu_stall, overhead or unknown")
+        description="the gap's cause: sync, copy_wait, launch, alloc, compile, mpi, dispatch, cpu_stall, "
+                    "overhead or unknown")
     host_cover_pct: dict[OwnStr, float] = Field(
         default_factory=dict, description="share of the gap covered by each kind of host call "
                                           "(sync, copy, launch, alloc, mpi)")
@@ -224,12 +225,14 @@ class DeviceGaps(_Model):
     Each gap has one cause (pa/metrics/gaps.py): overhead (the part profiler overhead covers),
     cpu_stall (host work outside the GPU API: most of the gap and at least 1 ms, or most of a gap no
     wait explains), sync / copy_wait (the host blocked on the GPU when it ran dry, and running ahead
-    would hide most of the gap: a round trip), launch, alloc, mpi (the call kind covering most of the
-    gap), unknown (no host calls captured). `recoverable_by_cause` is what each
+    would hide most of the gap: a round trip), dispatch (the host's own time in a gap under 100 µs:
+    per-operation dispatch between small operations), launch, alloc, compile, mpi (the call kind
+    covering most of the gap), unknown (no host calls captured). `recoverable_by_cause` is what each
     cause's fix can recover as the trace proves it: min(gap, busy interval before it) for round
     trips; for host work and MPI together at most the device's busy time (work overlapped with GPU
     work can hide only behind GPU work); the gap
-    for launch; the calls' own time for alloc; nothing for overhead.
+    for launch; the gap minus the device's shortest gap for dispatch; the calls' own time for alloc;
+    nothing for overhead.
     """
 
     device: int

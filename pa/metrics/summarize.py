@@ -189,7 +189,7 @@ def _device_gaps(rel: Relations, acts: dict[int, DeviceActivity], api: host_metr
         busy = acts[dev_id].busy
         pids = pids_by_device.get(dev_id, set())
         host = host_metrics.host_sets(api, pids, mpi_iv, overhead_iv, jit_iv)
-        table = classify_gaps(dev_id, busy, host, thresholds.host_work_min_ns)
+        table = classify_gaps(dev_id, busy, host, thresholds.host_work_min_ns, thresholds.dispatch_max_ns)
         tables.append(table)
         dg = device_gaps(busy, table, *window)
         if host is not None:

@@ -46,6 +46,10 @@ class Thresholds:
     """An idle gap counts as host work of its own (cause `cpu_stall`) only when the host's own work
     in it lasts at least this long (and is more than half the gap's unexplained rest)."""
 
+    dispatch_max_ns: int = 100_000
+    """An idle gap shorter than this in which the host's own time dominates is per-operation dispatch
+    (cause `dispatch`), not host work: the gap between two operations an eager framework issues."""
+
     imbalance_side_min: float = 0.10
     """Cross-rank imbalance ((max - min) / mean) of kernel or MPI time from which the run's imbalance is
     called compute- or communication-side (`cross_rank.imbalance_side`); below it, 'balanced'."""
@@ -86,6 +90,7 @@ _RANGES: dict[str, tuple[float, float, bool]] = {
     "warmup_util_ratio": (0.0, math.inf, False),
     "phase_min_kernels_per_window": (1, math.inf, True),
     "host_work_min_ns": (0, math.inf, True),
+    "dispatch_max_ns": (0, math.inf, True),
     "imbalance_side_min": (0.0, math.inf, False),
     "phase_order_tolerance": (0.0, math.inf, False),
     "measured_pinned_min_bytes": (1, math.inf, True),

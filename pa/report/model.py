@@ -72,8 +72,8 @@ class GapRow(_Model):
 
     start_ns: int = Field(ge=0)
     duration_ns: int = Field(ge=0)
-    host_activity: str = Field(description="the gap's cause: sync, copy_wait, launch, alloc, mpi, cpu_stall, "
-                                           "overhead or unknown (docs/user-guide.md)")
+    host_activity: str = Field(description="the gap's cause: sync, copy_wait, launch, alloc, compile, mpi, "
+                                           "dispatch, cpu_stall, overhead or unknown (docs/user-guide.md)")
     recoverable_ns: int = Field(0, ge=0, description="what the fix of its cause can recover of this gap")
 
 
