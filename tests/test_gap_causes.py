@@ -88,6 +88,15 @@ def test_short_gaps_of_host_time_are_dispatch_and_recover_down_to_the_shortest_g
     # a site that calls 20 µs the longest dispatch gap: the 30 µs gap is host work
     t = classify_gaps(0, kernels, host(launch=launches), dispatch_max_ns=20 * us)
     assert owners(t) == ["launch", "cpu_stall", "cpu_stall", "cpu_stall"]
+    # a short gap in which the host issues nothing (between two operations it did not launch, such as
+    # unified-memory migrations while it reads managed memory) is host work, not dispatch
+    t = classify_gaps(0, merged((0, 10 * us), (40 * us, 50 * us)), host(launch=merged((60 * us, 62 * us))))
+    assert owners(t) == ["cpu_stall"]
+    # a 3 µs gap with no host call in it is the device's own latency between queued operations: dispatch,
+    # and nothing to recover below the device's shortest gap
+    t = classify_gaps(0, merged((0, 10 * us), (13 * us, 20 * us), (50 * us, 60 * us)),
+                      host(launch=merged((45 * us, 47 * us))))
+    assert owners(t) == ["dispatch", "dispatch"] and t.recoverable_ns.tolist() == [0, 30 * us - 3 * us]
 
 
 def test_host_work_recovers_at_most_the_busy_time_of_the_device() -> None:
@@ -241,7 +250,7 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                 owner, r = "sync", min(rest, prev)
             elif round_trip and _inside(sets["copy"], g0):
                 owner, r = "copy_wait", min(rest, prev)
-            elif 2 * own > rest and length < 100_000:    # per-operation dispatch, down to the shortest gap
+            elif 2 * own > rest and length < 100_000 and (cover["launch"] or cover["copy"] or length < 10_000):
                 owner, r = "dispatch", max(rest - shortest, 0)
             elif 2 * own > rest:
                 owner, r = "cpu_stall", rest

@@ -18,8 +18,10 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
    before it (see below): a synchronisation round trip. The little the host did after the wait (loop
    bookkeeping, the next launch) was serialised by the wait.
    Otherwise `cpu_stall` too when more than half of the rest is the host's own time: more host work
-   than GPU work it could hide behind; except in a short gap (under dispatch_max_ns, 100 µs), which
-   is `dispatch`: the host's own time between two GPU operations that short is the per-operation
+   than GPU work it could hide behind; except in a short gap (under dispatch_max_ns, 100 µs) in which
+   the host issues the next operation (a launch or copy call), which is `dispatch`; a gap under
+   QUEUE_GAP_MAX_NS (10 µs) with no host call in it is `dispatch` too, of the device's own latency
+   between operations queued back to back (the host was ahead), and recovers ~nothing: the host's own time between two GPU operations that short is the per-operation
    dispatch path of the program issuing them (an eager framework's Python and operator dispatch
    between small kernels, a runtime's per-call bookkeeping), not a host phase. Many short gaps are
    dispatch overhead, a few long ones are host work: the gap length tells them apart.
@@ -78,6 +80,9 @@ GAP_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
     (">100ms", 100_000_000, None),
 )
 LARGEST_GAPS = 10
+# Shorter than this, a gap with no host call in it is the device's own latency between operations the
+# host queued ahead (a few µs), not host work: no host change removes it.
+QUEUE_GAP_MAX_NS = 10_000
 # Host kinds whose coverage of a gap is measured, in the order ties are broken: module loading inside
 # a launch call (lazy loading) is compilation, not launch overhead.
 _KINDS = ("sync", "copy", "compile", "launch", "alloc", "mpi")
@@ -186,7 +191,8 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
     # floor is the shortest gap of the device (operations issued back to back, host out of the way).
     owner[stall] = _CODE["cpu_stall"]
     recoverable[stall] = rest[stall]
-    dispatch = stall & (length < dispatch_max_ns)
+    issued = (cover["launch"] > 0) | (cover["copy"] > 0)
+    dispatch = stall & (length < dispatch_max_ns) & (issued | (length < QUEUE_GAP_MAX_NS))
     floor = int(length.min()) if n else 0
     owner[dispatch] = _CODE["dispatch"]
     recoverable[dispatch] = np.maximum(rest[dispatch] - floor, 0)

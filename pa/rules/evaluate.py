@@ -9,7 +9,9 @@ A recoverable rule whose fraction is null on this profile is shown as speculativ
 
 The analysis window (`analysis_window_ns`) is the GPU's active window per device: first to last GPU
 operation, summed over the devices with GPU operations and divided by their number; the span when no
-GPU operation was recorded. Real captures are short and mostly start-up, so a finding is judged on
+GPU operation was recorded, or when the capture holds no steady state (the rule packs' `steady_state`
+metric: no kernel launched steady_state_min_repeats times, so the window may be start-up itself; then
+the whole capture is judged and capture caveats rank in tiers 1 and 4 like any claim-none finding). Real captures are short and mostly start-up, so a finding is judged on
 the steady state: its impact level, its place within a tier and the noise floor use the claimed time
 as a share of that window (window_fraction_pct). Claims themselves stay span-relative (a fraction of
 the span times the span, in ns) and are capped per bucket and by the span exactly as before.
@@ -234,8 +236,11 @@ def evaluate(summary: ProfileSummary, ruleset: RuleSet,
     _suppress(fired, outcomes)
     buckets = compute_buckets(summary)
     floor = float(names.get("noise_floor_fraction") or 0.0)
-    analysis = analysis_window_ns(summary)
-    hyps, claims = _rank_and_cap(fired, buckets, summary.span_ns, analysis, warnings, outcomes, floor)
+    # Without a steady state in the capture (core.yaml's steady_state metric) the whole capture is judged.
+    steady = names.get("steady_state") is not False
+    analysis = analysis_window_ns(summary) if steady else max(0, summary.span_ns)
+    hyps, claims = _rank_and_cap(fired, buckets, summary.span_ns, analysis, warnings, outcomes, floor,
+                                 caveats_last=steady)
     return RuleResult(hypotheses=hyps, skipped=skipped, packs=list(ruleset.packs),
                       outcomes=list(outcomes.values()), metrics=metrics,
                       buckets=buckets, warnings=warnings, claims=claims,
@@ -401,7 +406,7 @@ def _tier(claim: str, impact: str, capture: bool = False) -> int:
 
 def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int, analysis: int,
                   warnings: list[str], outcomes: dict[str, RuleOutcome],
-                  floor: float) -> tuple[list[Hypothesis], dict[str, int]]:
+                  floor: float, caveats_last: bool = True) -> tuple[list[Hypothesis], dict[str, int]]:
     """Cap claims per bucket and in total by the span, in rank order; drop noise; rank and render.
 
     Claims are span fractions (ns = fraction × span); impact, the order within a tier and the noise
@@ -415,7 +420,7 @@ def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int, a
         claim = _claim_of(rule, frac)
         wf = wfrac(frac)
         impact = _impact(rule, wf, ctx.names)
-        return (_tier(claim, impact, _is_capture(rule)), -(wf or 0.0) * rule.confidence,
+        return (_tier(claim, impact, caveats_last and _is_capture(rule)), -(wf or 0.0) * rule.confidence,
                 -_IMPACT_ORDER[impact], -rule.confidence, rid)
 
     order = sorted(fired, key=lambda rid: key(rid, fired[rid][1]))
