@@ -19,12 +19,13 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
    bookkeeping, the next launch) was serialised by the wait.
    Otherwise `cpu_stall` too when more than half of the rest is the host's own time: more host work
    than GPU work it could hide behind; except in a short gap (under dispatch_max_ns, 100 µs) in which
-   the host issues the next operation (a launch or copy call), which is `dispatch`; a gap under
-   QUEUE_GAP_MAX_NS (10 µs) with no host call in it is `dispatch` too, of the device's own latency
-   between operations queued back to back (the host was ahead), and recovers ~nothing: the host's own time between two GPU operations that short is the per-operation
-   dispatch path of the program issuing them (an eager framework's Python and operator dispatch
-   between small kernels, a runtime's per-call bookkeeping), not a host phase. Many short gaps are
-   dispatch overhead, a few long ones are host work: the gap length tells them apart.
+   the host issues the next operation (a launch or copy call), which is `dispatch`: the host's own
+   time between two GPU operations that short is the per-operation dispatch path of the program
+   issuing them (an eager framework's Python and operator dispatch between small kernels, a
+   runtime's per-call bookkeeping), not a host phase. Many short gaps are dispatch overhead, a few
+   long ones are host work: the gap length tells them apart. A gap under QUEUE_GAP_MAX_NS (10 µs)
+   with no host call in it is `dispatch` too: the device's own latency between operations queued
+   back to back (the host was ahead), which recovers ~nothing.
 4. otherwise the kind of call covering most of the gap: `compile` (module loading, JIT, the driver's
    lazy loading, NVTX/rocTX ranges named as compiling), `launch`, `alloc`, `mpi` (or `sync` /
    `copy_wait` for blocking calls that began inside the gap).

@@ -11,10 +11,11 @@ The analysis window (`analysis_window_ns`) is the GPU's active window per device
 operation, summed over the devices with GPU operations and divided by their number; the span when no
 GPU operation was recorded, or when the capture holds no steady state (the rule packs' `steady_state`
 metric: no kernel launched steady_state_min_repeats times, so the window may be start-up itself; then
-the whole capture is judged and capture caveats rank in tiers 1 and 4 like any claim-none finding). Real captures are short and mostly start-up, so a finding is judged on
-the steady state: its impact level, its place within a tier and the noise floor use the claimed time
-as a share of that window (window_fraction_pct). Claims themselves stay span-relative (a fraction of
-the span times the span, in ns) and are capped per bucket and by the span exactly as before.
+the whole capture is judged and capture caveats rank in tiers 1 and 4 like any claim-none finding).
+Real captures are short and mostly start-up, so a finding is judged on the steady state: its impact
+level, its place within a tier and the noise floor use the claimed time as a share of that window
+(window_fraction_pct). Claims themselves stay span-relative (a fraction of the span times the span,
+in ns) and are capped per bucket and by the span exactly as before.
 
 Ranking, in tiers (why: an engineer reads demonstrated waste first; a caveat about the capture is
 worth the headline only when nothing else is found):
