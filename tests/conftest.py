@@ -20,6 +20,12 @@ def real_nsys_profiles() -> list[Path]:
     return sorted(NSYS_PROFILES.glob("*.sqlite")) if NSYS_PROFILES.is_dir() else []
 
 
+def real_rocpd_profiles() -> list[Path]:
+    """Every real rocpd database shipped in ../shared/profiles/rocpd (never copied here)."""
+    folder = SHARED_PROFILES / "rocpd"
+    return sorted(folder.glob("*.db")) if folder.is_dir() else []
+
+
 def real_nsys_profile(name: str) -> Path:
     """The path of one named real export (it may be absent: guard its tests with `needs_real_profile`)."""
     return NSYS_PROFILES / name

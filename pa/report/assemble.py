@@ -141,7 +141,7 @@ def _copy_bytes(s: ProfileSummary, directions: tuple[str, ...]) -> int | None:
     return sum(t.bytes for t in s.copies.by_direction if t.direction in directions)
 
 
-def key_metrics(s: ProfileSummary) -> KeyMetrics:
+def key_metrics(s: ProfileSummary, analysis_ns: int | None = None, steady: bool | None = None) -> KeyMetrics:
     """Copy the headline numbers of one ProfileSummary (None stays None: never a silent 0)."""
     g = s.gpu
     captured = s.host_side is None and g.device_count > 0 and not any(
@@ -165,7 +165,8 @@ def key_metrics(s: ProfileSummary) -> KeyMetrics:
         window_ns=g.window_ns if captured else None,
         window_busy_pct=min(100.0, 100.0 * g.busy_ns / g.window_ns) if captured and g.window_ns else None,
         outside_window_pct=outside,
-        analysis_window_ns=analysis_window_ns(s),
+        analysis_window_ns=analysis_ns if analysis_ns is not None else analysis_window_ns(s),
+        steady_state=steady,
         exposed_copy_ns=g.exposed_copy_ns if captured and s.copies is not None else None,
         copy_bytes=s.copies.bytes if s.copies else None,
         pageable_share_pct=s.copies.pageable_share_pct if s.copies else None,
@@ -327,7 +328,9 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: RuleResult, r
                 query_files.append(trace)
     when = run.generated_at or datetime.now(timezone.utc)
     # The LLM's marks (engine rank, reasons, rewritten parts) and the headline's note on the rules' primary.
-    metrics = key_metrics(main_summary)
+    steady = rule_result.metrics.get("steady_state")
+    metrics = key_metrics(main_summary, rule_result.analysis_ns or None,
+                          steady if isinstance(steady, bool) else None)
     hyps, headline = annotate(hyps, _headline(hyps, sum(1 for k in skipped if k.stage in ("summary", "rules")),
                                               metrics.gpu_activity_captured), llm)
     return Report(

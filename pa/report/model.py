@@ -135,7 +135,12 @@ class KeyMetrics(_Model):
     analysis_window_ns: int | None = Field(
         None, ge=0, description="the analysis window the findings are judged on (hypotheses[].window_fraction_pct, "
                                 "impact, ranking, noise floor): the GPU's active window per device (window_ns ÷ "
-                                "the devices with GPU operations); the span when no GPU operation was recorded")
+                                "the devices with GPU operations); the span when no GPU operation was recorded or "
+                                "the capture holds no steady state")
+    steady_state: bool | None = Field(
+        None, description="whether the GPU's active window is the application's work (a kernel repeated "
+                          "steady_state_min_repeats times, or the GPU busy steady_state_min_busy of it); false: "
+                          "the window may be start-up itself and the whole capture is judged; null: not evaluated")
     exposed_copy_ns: int | None = Field(None, ge=0)
     copy_bytes: int | None = Field(None, description="explicit copies of every kind (host↔device, device↔device, "
                                                       "peer); unified-memory migrations are apart")
