@@ -73,13 +73,17 @@ def test_a_longer_capture_of_the_same_iterations_is_within_noise(caps: dict[str,
     assert c.iterations is not None and (c.iterations.before_count, c.iterations.after_count) == (10, 20)
 
 
-def test_without_iterations_the_verdict_rests_on_the_span(tmp_path: Path) -> None:
+def test_without_iterations_the_verdict_rests_on_the_gpu_window(tmp_path: Path) -> None:
     sb, _ = phased([(100 * MS, MIX, 0.8)], seed=0)
     sa, _ = phased([(130 * MS, MIX, 0.8)], seed=0)
-    c = compare(summarize(write(sb, tmp_path / "b.sqlite")), summarize(write(sa, tmp_path / "a.sqlite")))
+    b, a = summarize(write(sb, tmp_path / "b.sqlite")), summarize(write(sa, tmp_path / "a.sqlite"))
+    c = compare(b, a)
     assert c.iterations is None and "no iteration range in either capture" in c.iterations_reason
-    assert (c.verdict, c.verdict_basis) == ("regression", "span")
-    assert "from 100.000 ms to 130.000 ms (+30.0 %)" in c.verdict_reason
+    assert (c.verdict, c.verdict_basis) == ("regression", "gpu_window")
+    assert f"from {b.gpu.window_ns / 1e6:.3f} ms to {a.gpu.window_ns / 1e6:.3f} ms" in c.verdict_reason
+    # without GPU operations on a side, the span decides
+    c = compare(b.model_copy(update={"gpu": b.gpu.model_copy(update={"window_ns": 0})}), a)
+    assert c.verdict_basis == "span" and "from 100.000 ms to 130.000 ms (+30.0 %)" in c.verdict_reason
 
 
 def test_percentages_from_zero_are_capped() -> None:
@@ -124,3 +128,28 @@ def test_per_gpu_rows_and_different_gpus_warning(caps: dict[str, Path]) -> None:
 
     text = render_text(c)
     assert "Per GPU:" in text and "GPU 1 A100" in text
+
+
+def _startup_then_steps(path: Path, startup_ms: int) -> Path:
+    """A host-only start-up of `startup_ms` (a marker range, so the span includes it), then the same 200 steps."""
+    from testkit.facts import scenario_from_facts
+
+    scen = scenario_from_facts([
+        {"marker": "init", "steps": [{"host": startup_ms * 1000}]},
+        {"repeat": 200, "steps": [{"launch": "step_kernel", "us": 400, "api_us": 5}, {"host": 600}]}])
+    return write(scen, path)
+
+
+def test_a_shorter_start_up_is_not_an_improvement_of_the_steady_state(tmp_path: Path) -> None:
+    """Same steady work, 300 ms less start-up: the span says -60 %, the GPU's window says nothing changed."""
+    b = summarize(_startup_then_steps(tmp_path / "b.sqlite", 450))
+    a = summarize(_startup_then_steps(tmp_path / "a.sqlite", 150))
+    c = compare(b, a)
+    span = next(x for x in c.overview if x.metric == "span")
+    window = next(x for x in c.overview if x.metric == "gpu window")
+    startup = next(x for x in c.overview if x.metric == "start-up")
+    assert span.significant and span.delta is not None and span.delta < 0
+    assert (c.verdict, c.verdict_basis) == ("within_noise", "gpu_window")
+    assert window.before == b.gpu.window_ns and window.after == a.gpu.window_ns and not window.significant
+    assert startup.significant and startup.delta is not None and -301 * MS < startup.delta < -299 * MS
+    assert "Start-up (to the first GPU operation) went from" in c.verdict_reason

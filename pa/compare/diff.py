@@ -32,6 +32,12 @@ from pa.rules.hypothesis import Hypothesis
 KEY_MIN_SPAN_FRACTION = 0.001
 
 
+def gpu_window_ns(s: ProfileSummary) -> int | None:
+    """The GPU's active window per device (first to last GPU operation; span-equivalent), None without one."""
+    g = s.gpu
+    return round(g.window_ns / g.device_count) if g.window_ns > 0 and g.device_count > 0 else None
+
+
 def overview(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[Change]:
     """Whole-run scalars: span, busy, idle, utilisation, kernels, copies, sync, MPI."""
     def opt(s: ProfileSummary, f: str) -> int | None:
@@ -41,6 +47,8 @@ def overview(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[Change]
         return int(getattr(obj, "cpu_blocked_ns" if f == "sync" else "total_ns"))
     return [
         change("span", "ns", b.span_ns, a.span_ns, floor),
+        change("gpu window", "ns", gpu_window_ns(b), gpu_window_ns(a), floor),
+        change("start-up", "ns", b.gpu.first_operation_ns, a.gpu.first_operation_ns, floor),
         change("gpu busy", "ns", b.gpu.busy_ns, a.gpu.busy_ns, floor),
         change("gpu idle", "ns", run_idle_ns(b), run_idle_ns(a), floor),
         change("utilization", "pct", b.gpu.utilization_pct, a.gpu.utilization_pct, floor),
@@ -174,7 +182,12 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
     within = not any(c.significant for c in ov) and all(k.status == "unchanged" for k in kernels) \
         and not any(c.significant for p in phases for c in p.changes)
     it, it_reason = iteration_change(before, after, floor)
-    verdict_, basis, verdict_reason = verdict(next(c for c in ov if c.metric == "span"), it, identical)
+    by_metric = {c.metric: c for c in ov}
+    verdict_, basis, verdict_reason = verdict(by_metric["span"], it, identical, by_metric["gpu window"])
+    startup = by_metric["start-up"]
+    if basis != "span" and startup.significant and startup.before is not None and startup.after is not None:
+        verdict_reason += (f" Start-up (to the first GPU operation) went from {startup.before / 1e6:.3f} ms to "
+                           f"{startup.after / 1e6:.3f} ms: reported apart, not in the verdict.")
     comp = Comparison(
         before=CaptureRef(file_name=before.profile.file_name, sha256=before.profile.sha256, span_ns=before.span_ns),
         after=CaptureRef(file_name=after.profile.file_name, sha256=after.profile.sha256, span_ns=after.span_ns),

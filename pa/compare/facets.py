@@ -5,8 +5,11 @@
 - Iterations: both captures must mark the same iteration range (pa.metrics.iterations, by
   normalised name); the median time of one iteration is compared, which does not depend on how long
   either capture ran or how much start-up it holds.
-- The verdict rests on that median when there is one, else on the span: significant and larger is a
-  regression, significant and smaller an improvement, otherwise within noise.
+- The verdict rests on that median when there is one, else on the GPU's active window (first to last
+  GPU operation, per GPU: the steady state without start-up and tear-down) when both captures have
+  GPU operations, else on the span: significant and larger is a regression, significant and smaller
+  an improvement, otherwise within noise. A start-up change (time to the first GPU operation) is
+  reported apart, in the reason and the overview, never in the verdict.
 - Different applications: less than SAME_APP_MIN_SHARED of either side's kernel time is in kernels
   (by full name) that the other side also ran. Different GPUs: the used devices' names or recorded
   hardware facts (SMs, compute capability, memory) differ, or their number does.
@@ -54,10 +57,15 @@ def iteration_change(b: ProfileSummary, a: ProfileSummary, floor: float) -> tupl
             f"median of {ib.count} {ib.name!r} ranges in BEFORE and {ia.count} in AFTER")
 
 
-def verdict(span: Change, it: IterationComparison | None, identical: bool) -> tuple[str, str, str]:
+def verdict(span: Change, it: IterationComparison | None, identical: bool,
+            window: Change | None = None) -> tuple[str, str, str]:
     """(verdict, basis, reason) — module docs."""
-    basis, c = ("iteration_median", it.median) if it is not None else ("span", span)
-    what = f"median time per {it.name!r} iteration" if it is not None else "span (first to last event)"
+    if it is not None:
+        basis, c, what = "iteration_median", it.median, f"median time per {it.name!r} iteration"
+    elif window is not None and window.before and window.after:
+        basis, c, what = "gpu_window", window, "GPU's active window (first to last GPU operation, per GPU)"
+    else:
+        basis, c, what = "span", span, "span (first to last event)"
     if identical or c.before is None or c.after is None or c.delta is None:
         return "within_noise", basis, "The captures are identical." if identical else f"The {what} is unknown."
     before, after = f"{c.before / 1e6:.3f} ms", f"{c.after / 1e6:.3f} ms"

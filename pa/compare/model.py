@@ -8,7 +8,9 @@ smaller changes are reported but never reach key_differences or the narrative.
 
 The verdict (regression, improvement or within_noise) rests on one measure, named in
 verdict_basis: the median time per iteration when both captures mark the same iteration range
-(pa.metrics.iterations), else the span. `pa compare --fail-on` turns it into an exit code.
+(pa.metrics.iterations), else the GPU's active window (per GPU) when both captures have GPU
+operations, else the span. Start-up (time to the first GPU operation) is compared apart.
+`pa compare --fail-on` turns it into an exit code.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pa.llm.model import LlmExplanation
 
-COMPARISON_SCHEMA_VERSION = "1.3"
+COMPARISON_SCHEMA_VERSION = "1.4"
 
 
 class _Model(BaseModel):
@@ -124,8 +126,9 @@ class Comparison(_Model):
     within_noise: bool = Field(description="no change above the noise floor")
     verdict: Literal["regression", "improvement", "within_noise"] = Field(
         description="AFTER slower, faster, or the same within the noise floor, on verdict_basis")
-    verdict_basis: Literal["iteration_median", "span"] = Field(
-        description="iteration_median when both captures mark the same iteration range, else span")
+    verdict_basis: Literal["iteration_median", "gpu_window", "span"] = Field(
+        description="iteration_median when both captures mark the same iteration range, else gpu_window when "
+                    "both have GPU operations (the steady state without start-up), else span")
     verdict_reason: str = Field(description="one sentence: the measure, its two values and the change")
     mode: str = Field(description="per_phase (phases aligned) or overall")
     mode_reason: str
