@@ -313,3 +313,18 @@ def test_a_relation_read_whole_gives_the_kept_rows_and_the_counts_of_the_dropped
     assert len(notes) == 1 and notes[0].startswith("kernel_names: 2 row(s)")
     with pytest.raises(ValueError):
         rel.read_whole("kernels")
+
+
+@pytest.mark.parametrize("name", ["gemm_tn_kernel$(touch PWNED)", "f<int>(float*, int&)", "k`id`; rm -rf ~",
+                                  "a'b\"c", "void cutlass::Kernel<T>(Params) [clone .kd]"])
+def test_a_kernel_name_in_a_suggested_command_is_one_quoted_word(name: str) -> None:
+    """Issue 26.5: pasting "capture next" runs nothing and matches exactly that kernel."""
+    import re
+    import shlex
+
+    from pa.rules.templates import kernel_arg
+
+    word = kernel_arg(name, "regex")
+    assert shlex.split(f"ncu --set full -k {word}") == ["ncu", "--set", "full", "-k", "regex:" + re.escape(name)]
+    assert re.fullmatch(re.escape(name), name)
+    assert shlex.split(f"rocprof-compute profile -n run -k {kernel_arg(name, 'plain')}")[-1] == name

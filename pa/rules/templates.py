@@ -13,6 +13,8 @@ rendering is one UserError line quoting it, never a traceback.
 
 from __future__ import annotations
 
+import re
+import shlex
 from functools import lru_cache
 from typing import Any
 
@@ -25,10 +27,23 @@ from pa.errors import UserError
 TEMPLATE_SECONDS = 2.0
 
 
+def kernel_arg(name: object, style: object = "plain") -> str:
+    """A kernel name as one shell word for a profiler's kernel filter, safe to paste into a shell.
+
+    Kernel names are data from the profile: `gemm$(touch x)` or a demangled `f<int>(float*)` must not
+    run or split when the user pastes the suggested command. style "regex:" (Nsight Compute's
+    `-k regex:NAME`) escapes the name as a regular expression first; the word is then shell-quoted.
+    """
+    text = str(name)
+    if str(style).startswith("regex"):
+        text = "regex:" + re.escape(text)
+    return shlex.quote(text)
+
+
 # The sentence filters of rule packs (docs/rules.md); every number is formatted by pa.formatting.
 FILTERS = {"dur": formatting.duration, "ms": formatting.milliseconds, "pct": formatting.fraction,
            "pctv": formatting.percent, "bytes": formatting.data_size, "bandwidth": formatting.bandwidth,
-           "num": formatting.number}
+           "num": formatting.number, "kernel_arg": kernel_arg}
 
 _ENV = sandbox.sandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
 _ENV.filters.update(FILTERS)
