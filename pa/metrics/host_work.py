@@ -113,8 +113,15 @@ _COMPILE_LIKE = _like("%compil%", "%nvrtc%", "%hiprtc%", "%ptx%")
 
 
 def _device_read_like(naming: MarkerNaming) -> re.Pattern[str]:
-    """The raw names that start with one of naming.device_reads, case-insensitively."""
-    return _like(*(f"{n}%" for n in naming.device_reads)) if naming.device_reads else re.compile(r"(?!)")
+    """The raw names that start with one of naming.device_reads, case-insensitively (ASCII folding).
+
+    The prefixes are text, not patterns: `_` in aten::_local_scalar_dense is an underscore, and a
+    rule pack's prefix cannot become a wildcard pattern that backtracks exponentially (issue 26.7).
+    """
+    if not naming.device_reads:
+        return re.compile(r"(?!)")
+    alternatives = "|".join(re.escape(n) for n in naming.device_reads)
+    return re.compile(f"(?:{alternatives}).*", re.IGNORECASE | re.ASCII | re.DOTALL)
 
 
 def marker_name_read(naming: MarkerNaming = DEFAULT_NAMING) -> Callable[[str], bool]:
