@@ -333,3 +333,23 @@ def test_mpi_time_leaves_init_and_finalize_apart(summary_of):
     assert s.mpi.setup_ns == reference_union(setup) and s.mpi.setup_call_count == len(setup)
     assert s.mpi.total_ns == reference_union(run) and s.mpi.call_count == len(run)
     assert s.mpi.setup_ns > s.mpi.total_ns          # the start-up dwarfs the run's communication here
+
+
+def test_synchronous_copies_block_the_host_for_the_whole_call(summary_of, real_report):
+    """saxpy_mpi_2022: 15 pageable cudaMemcpy (each recorded twice, nested) hold the host 374 ms; only 5
+    return after their copy ends, but every synchronous copy waits for the GPU by contract."""
+    import json
+
+    path = real_nsys_profile("saxpy_mpi_2022.sqlite")
+    if not path.is_file():
+        pytest.skip(missing_reason(path))
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    rows = conn.execute("SELECT r.start, r.\"end\" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
+                        "ON s.id = r.nameId WHERE s.value IN ('cudaMemcpy', 'cudaMemcpy_v3020')").fetchall()
+    conn.close()
+    s = summary_of(path)
+    assert s.sync is not None and s.sync.blocking_copy_ns == reference_union(rows)
+    assert s.sync.blocking_copy_calls == 15          # the nested duplicate records count once
+    doc = json.loads(real_report(path, "json"))["summary"]
+    assert doc["cpu_blocked_in_copies_ns"] == reference_union(rows)
+    assert doc["mpi_setup_ns"] == s.mpi.setup_ns > 0

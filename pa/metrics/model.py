@@ -409,7 +409,8 @@ class SyncSummary(_Model):
     gpu_sync_events: dict[OwnStr, int] = Field(default_factory=dict, description="count by sync type")
     gpu_sync_time_ns: dict[OwnStr, int] = Field(default_factory=dict, description="time by sync type")
     blocking_copy_calls: int = Field(
-        0, description="copy and memset calls that returned only after their GPU operation ended: the host "
+        0, description="synchronous copy calls (cudaMemcpy, hipMemcpy: they wait for the GPU by contract), and "
+                       "copy and memset calls that returned only after their GPU operation ended: the host "
                        "waited like in a sync call, whatever the call's name (a pageable cudaMemcpyAsync does)")
     blocking_copy_ns: int = Field(0, description="host time in those calls: union per process, summed over processes")
     blocking_copy_pct_of_span: float | None = Field(None, description="per process, like cpu_blocked_pct_of_span")

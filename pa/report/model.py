@@ -153,10 +153,17 @@ class KeyMetrics(_Model):
     cpu_blocked_in_sync_ns: int | None = None
     cpu_blocked_pct_of_span: float | None = Field(
         None, ge=0, le=100, description="per process: blocked time over span × processes making GPU API calls")
+    cpu_blocked_in_copies_ns: int | None = Field(
+        None, ge=0, description="host time in copy calls that wait for the GPU (synchronous copies, and calls "
+                                "that returned after their copy ended): blocked like in a sync call")
+    cpu_blocked_in_copies_pct_of_span: float | None = Field(None, ge=0, le=100, description="per process")
     launch_count: int | None = None
     launches_per_s: float | None = None
     mpi_ns: int | None = None
-    mpi_pct_of_span: float | None = Field(None, ge=0, le=100, description="per process")
+    mpi_pct_of_span: float | None = Field(None, ge=0, le=100, description="per process; without MPI_Init / "
+                                                                         "MPI_Finalize (mpi_setup_ns)")
+    mpi_setup_ns: int | None = Field(None, ge=0, description="MPI_Init, MPI_Init_thread and MPI_Finalize: start-up "
+                                                             "and tear-down, shown apart")
     profiler_overhead_pct_of_span: float | None = Field(None, ge=0, le=100, description="per process")
     devices: list[DeviceRow]
     top_kernels: list[KernelRow]
