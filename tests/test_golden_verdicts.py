@@ -171,3 +171,22 @@ def test_common_invariants_on_every_real_profile(real_profile: Path,
         assert sum(d["idle_by_cause"].values()) == d["idle_in_window_ns"], d["id"]
     assert not re.search(r"gains? at most|\b0[–-]0 ?%", text), "gains are worded as speedup factors"
     assert "None" not in re.sub(r"\bNone of\b", "", text.split("Provenance")[0])
+
+
+def test_rocprof_sys_same_agent_copies_keep_the_direction_their_name_says() -> None:
+    """The shared rocprof-sys capture records every copy with equal source and destination agents (a
+    writer bug): the name decides the direction, and the device is the file's one GPU, so no copy is
+    dropped and the device-to-host copies are not read as tear-down."""
+    from pa.metrics.summarize import summarize
+
+    path = SHARED_PROFILES / "rocpd" / "rocpd3_rocprofsys_w7800_transpose.db"
+    if not path.is_file():
+        pytest.skip(missing_reason(path))
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    by_name = dict(conn.execute("SELECT s.string, count(*) FROM rocpd_memory_copy m JOIN rocpd_string s "
+                                "ON s.id = m.name_id WHERE m.src_agent_id = m.dst_agent_id GROUP BY 1"))
+    conn.close()
+    s = summarize(path)
+    assert s.copies is not None and not any("copies:" in w for w in s.warnings)
+    got = {t.direction: t.count for t in s.copies.by_direction}
+    assert got == {"HtoD": by_name["MEMORY_COPY_HOST_TO_DEVICE"], "DtoH": by_name["MEMORY_COPY_DEVICE_TO_HOST"]}

@@ -4,9 +4,17 @@
 -- Host-side memory kind (pageable vs pinned) is not recorded by rocpd: it is 'unknown'; GPU-side
 -- memory is 'device'. device = the GPU agent involved (dst for HtoD, src otherwise). Agent ids are
 -- compared as ids (rocprofv3 numbers agents by HSA node, from 0; rocprof-sys from 1).
-WITH c AS (
+-- A writer bug (rocprof-sys, July 2025) records a copy's source and destination as the same agent
+-- (the CPU for device-to-host copies, the GPU for host-to-device ones): the copy's name then decides
+-- the direction and the memory kinds, and a named direction with no GPU agent on either side takes
+-- the file's GPU when it has exactly one (lone_gpu) instead of being dropped for a missing device.
+WITH lone_gpu AS (
+    SELECT guid, min(type_index) AS device FROM rocpd_info_agent WHERE type = 'GPU'
+    GROUP BY guid HAVING count(*) = 1
+), c AS (
     SELECT m.id AS row_id, m.pid, m.start, m."end", m.size, coalesce(m.stream_id, m.queue_id) AS stream,
            nullif(e.stack_id, 0) AS correlation_id,
+           lg.device AS lone_device,
            sa.type AS src_type, da.type AS dst_type, m.src_agent_id, m.dst_agent_id,
            CASE WHEN sa.type = 'GPU' THEN sa.type_index END AS src_device,
            CASE WHEN da.type = 'GPU' THEN da.type_index END AS dst_device,
@@ -22,6 +30,7 @@ WITH c AS (
     LEFT JOIN rocpd_info_agent sa ON sa.id = m.src_agent_id AND sa.guid = m.guid
     LEFT JOIN rocpd_info_agent da ON da.id = m.dst_agent_id AND da.guid = m.guid
     LEFT JOIN rocpd_event e ON e.id = m.event_id AND e.guid = m.guid
+    LEFT JOIN lone_gpu lg ON lg.guid = m.guid
 ), d AS (
     SELECT *,
            CASE
@@ -39,15 +48,20 @@ WITH c AS (
 SELECT
     row_id,
     pid,
-    CASE WHEN direction = 'HtoD' THEN dst_device ELSE coalesce(src_device, dst_device) END AS device,
+    coalesce(CASE WHEN direction = 'HtoD' THEN dst_device ELSE coalesce(src_device, dst_device) END,
+             CASE WHEN direction IN ('HtoD', 'DtoH', 'DtoD') THEN lone_device END) AS device,
     stream,
     start,
     "end",
     correlation_id,
     size AS bytes,
     direction,
-    CASE WHEN src_type = 'GPU' THEN 'device' ELSE 'unknown' END AS src_kind,
-    CASE WHEN dst_type = 'GPU' THEN 'device' ELSE 'unknown' END AS dst_kind,
+    CASE WHEN direction IN ('DtoH', 'DtoD', 'PtoP') THEN 'device'
+         WHEN direction IN ('HtoD', 'HtoH') THEN 'unknown'
+         WHEN src_type = 'GPU' THEN 'device' ELSE 'unknown' END AS src_kind,
+    CASE WHEN direction IN ('HtoD', 'DtoD', 'PtoP') THEN 'device'
+         WHEN direction IN ('DtoH', 'HtoH') THEN 'unknown'
+         WHEN dst_type = 'GPU' THEN 'device' ELSE 'unknown' END AS dst_kind,
     src_device,
     dst_device,
     NULL AS migration  -- rocpd records no unified-memory migrations as copies
