@@ -353,3 +353,18 @@ def test_synchronous_copies_block_the_host_for_the_whole_call(summary_of, real_r
     doc = json.loads(real_report(path, "json"))["summary"]
     assert doc["cpu_blocked_in_copies_ns"] == reference_union(rows)
     assert doc["mpi_setup_ns"] == s.mpi.setup_ns > 0
+
+
+def test_an_implausibly_slow_copy_is_said_not_silently_used(tmp_path):
+    """Issue 24.7: a 96-byte copy recorded as taking milliseconds (a writer bug) is warned about."""
+    from testkit.facts import scenario_from_facts
+    from testkit.nsys_writer import write_nsys
+
+    fast = scenario_from_facts([{"repeat": 5, "steps": [{"copy": "HtoD", "bytes": 96, "gbps": 0.01},
+                                                        {"launch": "k", "us": 50}]}])
+    s = summarize(write_nsys(fast, tmp_path / "fast.sqlite"))
+    assert not any("implausibly slow" in w for w in s.warnings)        # 96 B at 10 MB/s: ~10 µs, plausible
+    slow = scenario_from_facts([{"repeat": 5, "steps": [{"copy": "HtoD", "bytes": 96, "gbps": 0.00003},
+                                                        {"launch": "k", "us": 50}]}])
+    s = summarize(write_nsys(slow, tmp_path / "slow.sqlite"))
+    assert any(w.startswith("5 copy record(s) are implausibly slow (e.g. 96 B in 3.2") for w in s.warnings), s.warnings

@@ -16,6 +16,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
+from pa import formatting
 from pa.metrics import host as host_metrics
 from pa.metrics import intervals as iv
 from pa.metrics.activity import DeviceActivity, Ops, device_activity, stream_stats
@@ -56,6 +57,10 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 GPU_RELATIONS = ("kernels", "copies", "memsets")
+# A copy record longer than SLOW_COPY_EXCESS_NS beyond what its bytes take at SLOW_COPY_RATE_BPS is
+# implausible (warned about, counted as recorded): no host link is that slow, no latency that long.
+SLOW_COPY_EXCESS_NS = 1_000_000
+SLOW_COPY_RATE_BPS = 1e9
 # Above this many GPU-relevant API calls, phase detection runs after the other metrics instead of
 # beside them (see _summarize_in): the overlap saves a fraction of a second, the extra peak memory
 # on a capture of ten million calls is a few hundred MB.
@@ -449,6 +454,17 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
                                 f"{(c.effective_bandwidth_bps or 0) / 1e9:.1f} GB/s, above the assumed peak of "
                                 f"{(c.peak_bandwidth_bps or 0) / 1e9:.1f} GB/s ({c.peak_basis or 'assumed'}): "
                                 "a measurement problem (overlapping copies or a different link), not a rate")
+        # Implausibly slow copies: longer than a millisecond beyond what their bytes take at 1 GB/s (far
+        # below any host link, and far above a small copy's ~10 µs latency): a writer's bad timestamps or a
+        # copy the driver held, never a transfer rate. Reported as recorded, and said (issue 24, item 7).
+        slow = ex_dur > SLOW_COPY_EXCESS_NS + ex["bytes"].astype(np.float64) * 1e9 / SLOW_COPY_RATE_BPS
+        if np.any(slow):
+            worst = int(np.argmax(np.where(slow, ex_dur, -1)))
+            example = (f"{formatting.data_size(int(ex['bytes'][worst]))} in "
+                       f"{formatting.duration(int(ex_dur[worst]))}")
+            warnings.append(f"{int(slow.sum())} copy record(s) are implausibly slow (e.g. {example}, over "
+                            f"{formatting.duration(SLOW_COPY_EXCESS_NS)} beyond 1 GB/s): bad timestamps from the "
+                            "writer or a copy the driver held; their time is counted as recorded")
         trips, trip_count, trip_ns, trip_saving = round_trips(ex, ex_dur)
         copies_summary = CopySummary(
             count=int(explicit.sum()), bytes=sum(t.bytes for t in by_dir), total_ns=int(ex_dur.sum()),
