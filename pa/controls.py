@@ -15,11 +15,17 @@ from typing import Any
 
 _CONTROLS = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0),
              # bidi embeddings, overrides and isolates; line and paragraph separators
-             *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029]
+             *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029,
+             # invisible format characters that hide or reorder text: bidi marks (LRM, RLM, ALM), zero-width
+             # space, word joiner, byte-order mark, and the tag characters (invisible ASCII look-alikes
+             # that can smuggle text past a reader into a prompt)
+             0x200E, 0x200F, 0x061C, 0x200B, 0x2060, 0xFEFF, *range(0xE0000, 0xE0080)]
 
 
 def _escape(cp: int) -> str:
-    return f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}"
+    if cp < 0x100:
+        return f"\\x{cp:02x}"
+    return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
 
 
 _TABLE = {cp: _escape(cp) for cp in _CONTROLS}
@@ -55,4 +61,12 @@ def escape_json_controls(text: str) -> str:
     return text.translate(_JSON_TABLE)
 
 
-_JSON_TABLE = {cp: f"\\u{cp:04x}" for cp in _CONTROLS if cp >= 0x7F}
+def _json_escape(cp: int) -> str:
+    """JSON's u-escape (backslash, u, four hex digits), as a surrogate pair above U+FFFF."""
+    if cp <= 0xFFFF:
+        return f"\\u{cp:04x}"
+    v = cp - 0x10000
+    return f"\\u{0xD800 + (v >> 10):04x}\\u{0xDC00 + (v & 0x3FF):04x}"
+
+
+_JSON_TABLE = {cp: _json_escape(cp) for cp in _CONTROLS if cp >= 0x7F}

@@ -328,3 +328,19 @@ def test_a_kernel_name_in_a_suggested_command_is_one_quoted_word(name: str) -> N
     assert shlex.split(f"ncu --set full -k {word}") == ["ncu", "--set", "full", "-k", "regex:" + re.escape(name)]
     assert re.fullmatch(re.escape(name), name)
     assert shlex.split(f"rocprof-compute profile -n run -k {kernel_arg(name, 'plain')}")[-1] == name
+
+
+def test_invisible_format_characters_are_visible_escapes_everywhere() -> None:
+    """Issue 26.13: bidi marks, zero-width space, BOM and tag characters never pass raw."""
+    import json
+
+    from pa.controls import escape_controls, escape_json_controls
+    from pa.llm.tools import encode
+
+    hidden = "gemm\u200e\u200f\u061c\u200b\u2060\ufeff" + "".join(chr(0xE0000 + ord(c)) for c in "ignore")
+    shown = escape_controls(hidden)
+    assert shown.isascii() and shown.startswith("gemm\\u200e") and "\\U000e0069" in shown
+    doc = escape_json_controls(json.dumps({"k": hidden}, ensure_ascii=False))
+    assert doc.isascii() and json.loads(doc)["k"] == hidden          # the same data, escaped
+    prompt = encode({"kernel": hidden})
+    assert prompt.isascii() and json.loads(prompt)["kernel"] == hidden

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from pa.controls import escape_json_controls
 from pa.llm.grounding import Fact, facts_of
 from pa.llm.redact import Redactor, cap
 from pa.llm.sql_tool import SqlSandbox
@@ -152,8 +153,13 @@ def _cap_strings(value: Any, limit: int) -> Any:
 
 
 def encode(value: Any) -> str:
-    """JSON for a data block of the prompt: `<` and `>` escaped, so no profile string can close it."""
-    return json.dumps(value, default=str, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    """JSON for a data block of the prompt: `<` and `>` escaped, so no profile string can close it.
+
+    C1 controls, bidi and invisible format characters (zero-width space, BOM, tag characters that spell
+    hidden ASCII) are written as JSON u-escapes too (pa.controls): the model reads them as visible data.
+    """
+    text = json.dumps(value, default=str, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    return escape_json_controls(text)
 
 
 @dataclass
