@@ -245,11 +245,29 @@ def load_capture(path: Path, max_phases: int = DEFAULT_MAX_PHASES, query_dirs: S
 
     if path.suffix == ".json":
         try:
-            return ProfileSummary.model_validate_json(read_text_file(path, MAX_SUMMARY_JSON_BYTES,
-                                                                    "summary JSON file"))
+            summary = ProfileSummary.model_validate_json(read_text_file(path, MAX_SUMMARY_JSON_BYTES,
+                                                                       "summary JSON file"))
         except ValidationError as exc:
             raise UserError(f"{path}: not a pa summary JSON file ({str(exc).splitlines()[0]})") from exc
+        where = _out_of_range(summary.model_dump(mode="python"))
+        if where:
+            raise UserError(f"{path}: not a pa summary JSON file ({where} is out of range: a summary's numbers "
+                            "are nanoseconds, bytes and counts below 2^63)")
+        return summary
     return summarize(exported([path])[0], max_phases=max_phases, query_dirs=query_dirs)
+
+
+def _out_of_range(value: Any, where: str = "summary") -> str | None:
+    """The path of the first number a summary cannot hold (|int| ≥ 2^63, or a float beyond it), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return where if not -(2 ** 63) < value < 2 ** 63 else None
+    if isinstance(value, dict):
+        return next((w for k, v in value.items() if (w := _out_of_range(v, f"{where}.{k}"))), None)
+    if isinstance(value, list):
+        return next((w for i, v in enumerate(value) if (w := _out_of_range(v, f"{where}[{i}]"))), None)
+    return None
 
 
 def compare(before: Path, after: Path, request: CompareRequest = CompareRequest()) -> dict[str, Any]:

@@ -153,3 +153,20 @@ def test_a_shorter_start_up_is_not_an_improvement_of_the_steady_state(tmp_path: 
     assert window.before == b.gpu.window_ns and window.after == a.gpu.window_ns and not window.significant
     assert startup.significant and startup.delta is not None and -301 * MS < startup.delta < -299 * MS
     assert "Start-up (to the first GPU operation) went from" in c.verdict_reason
+
+
+def test_a_baseline_json_with_an_out_of_range_number_is_bad_input(tmp_path: Path) -> None:
+    """Issue 26.15: span_ns = 10**400 in a hand-edited baseline is one error line and exit 2, not a bug."""
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenarios import example
+
+    prof = write_nsys(example(), tmp_path / "p.sqlite")
+    res = CliRunner().invoke(main, ["summary", "--json", str(prof)])
+    doc = json.loads(res.stdout)
+    doc["span_ns"] = 10 ** 400
+    (tmp_path / "base.json").write_text(json.dumps(doc))
+    res = CliRunner().invoke(main, ["compare", str(tmp_path / "base.json"), str(prof), "--no-llm"])
+    assert res.exit_code == 2 and "summary.span_ns is out of range" in res.output
+    assert len(res.output.strip().splitlines()) == 1
+    res = CliRunner().invoke(main, ["compare", str(prof), str(prof), "--no-llm"])
+    assert res.exit_code == 0 and "(on the GPU's active window)" in res.stdout
