@@ -24,7 +24,7 @@ def show(ctx: click.Context) -> None:
     """Print every setting with its value and its source (flag-free: what a command starts from)."""
     from pa.cli_options import QUERIES_ENV
     from pa.config import LLM_KEYS, SETTINGS, Config, config_paths, ignored_warning, load_config
-    from pa.controls import escape_controls
+    from pa.controls import escape_controls, shown_url
 
     root = ctx.find_root().obj
     config = root if isinstance(root, Config) else load_config()
@@ -49,7 +49,8 @@ def show(ctx: click.Context) -> None:
     for key in LLM_KEYS:
         source = str(config.sources.get(f"llm.{key}", config.path))
         if key in config.llm:
-            click.echo(escape_controls(f"llm.{key:<8} = {_show(config.llm[key]):<40} # {source}"))
+            value = shown_url(config.llm[key]) if key == "base_url" else _show(config.llm[key])
+            click.echo(escape_controls(f"llm.{key:<8} = {value:<40} # {source}"))
         elif key in config.llm_limits:
             click.echo(escape_controls(f"llm.{key:<8} = {_show(config.llm_limits[key]):<40} # {source} "
                                        "(untrusted: can only lower the limit)"))

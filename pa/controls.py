@@ -70,3 +70,22 @@ def _json_escape(cp: int) -> str:
 
 
 _JSON_TABLE = {cp: _json_escape(cp) for cp in _CONTROLS if cp >= 0x7F}
+
+
+def shown_url(url: str) -> str:
+    """A URL as pa prints it: credentials in it (`http://user:secret@host`) replaced, controls escaped.
+
+    A base URL may carry a user name and password; they go to that host only, never to a terminal,
+    a log or a report.
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        if parts.username is not None or parts.password is not None:
+            host = parts.hostname or ""
+            netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
+            url = urlunsplit(parts._replace(netloc=netloc))
+    except ValueError:
+        url = "(an unparsable URL)"
+    return escape_controls(url)

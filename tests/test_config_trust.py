@@ -158,3 +158,24 @@ def test_workers_has_an_upper_bound(tmp_path: Path) -> None:
     (tmp_path / "pa.toml").write_text("workers = 100000\n")
     with pytest.raises(UserError, match="workers must be between 1 and 256"):
         parse_config(tmp_path / "pa.toml")
+
+
+def test_a_key_echoed_back_by_the_server_reaches_no_log_stderr_or_report(
+        tmp_path: Path, profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26.10/26.11: a key that matches no secret pattern, echoed in a 401 body, is scrubbed everywhere."""
+    from fakes.llm_server import Reply
+
+    key = "plainkey1234567890"
+    monkeypatch.chdir(tmp_path)
+    reply = Reply({"error": {"message": f"Incorrect API key provided: {key}", "type": "invalid_request_error"}},
+                  401, {"x-should-retry": "false"})
+    with FakeLlmServer([reply] * 4) as srv:
+        base = srv.url.replace("http://", "http://alice:s3cretpw@")
+        env = {"OPENAI_API_KEY": key, "OPENAI_BASE_URL": base, "XDG_CONFIG_HOME": str(tmp_path / "x")}
+        log = tmp_path / "llm.jsonl"
+        res = CliRunner().invoke(main, ["analyze", str(profile), "-f", "json", "--log", str(log), "--yes"], env=env)
+    assert res.exit_code == 0, res.output
+    assert srv.requests, "the request was made"
+    for where, text in (("log", log.read_text()), ("stderr", res.stderr), ("report", res.stdout)):
+        assert key not in text, where
+        assert "s3cretpw" not in text, where

@@ -344,3 +344,16 @@ def test_invisible_format_characters_are_visible_escapes_everywhere() -> None:
     assert doc.isascii() and json.loads(doc)["k"] == hidden          # the same data, escaped
     prompt = encode({"kernel": hidden})
     assert prompt.isascii() and json.loads(prompt)["kernel"] == hidden
+
+
+def test_credentials_in_a_base_url_are_never_printed() -> None:
+    """Issue 26.11: http://user:pass@host reaches that host only, never stderr, a log or a report."""
+    from pa.controls import shown_url
+    from pa.llm.providers import LlmSettings, resolve
+
+    assert shown_url("http://alice:s3cret@127.0.0.1:8000/v1") == "http://***@127.0.0.1:8000/v1"
+    assert shown_url("https://api.example/v1") == "https://api.example/v1"
+    assert "\x1b" not in shown_url("http://h/\x1b]52;c;AAAA\x07")
+    target = resolve(LlmSettings(model="openai:m", base_url="http://alice:s3cret@127.0.0.1:9/v1"), {})
+    assert not isinstance(target, str) and "s3cret" not in target.label() and "alice" not in target.label()
+    assert target.endpoint() == "http://alice:s3cret@127.0.0.1:9/v1"      # the request itself still carries them

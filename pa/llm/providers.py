@@ -111,7 +111,9 @@ class Target:
         """provider:model @ endpoint, for messages (never the key)."""
         if self.cli:
             return f"{self.provider}:{self.model} (the `claude` command-line client at {self.cli})"
-        return f"{self.provider}:{self.model} @ {self.endpoint()}"
+        from pa.controls import escape_controls, shown_url
+
+        return escape_controls(f"{self.provider}:{self.model}") + f" @ {shown_url(self.endpoint())}"
 
     def key_note(self) -> str:
         """Which key is sent, for the privacy line (never the key itself)."""
@@ -181,7 +183,9 @@ def resolve(settings: LlmSettings, env: dict[str, str] | None = None) -> Target 
     if settings.model:
         return _explicit(settings.model.strip(), settings, env)
     if settings.base_url:
-        raise UserError(f"--base-url {settings.base_url}: also say which model to ask there "
+        from pa.controls import shown_url
+
+        raise UserError(f"--base-url {shown_url(settings.base_url)}: also say which model to ask there "
                         "(--model openai:NAME for an OpenAI-compatible server, or --model anthropic:NAME / "
                         "gemini:NAME for that provider's API behind this URL, which then receives its key)")
     for provider in PROVIDERS:

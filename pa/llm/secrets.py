@@ -51,9 +51,13 @@ def env_secrets(env: dict[str, str] | None = None) -> list[str]:
     return [env[k] for k in KEY_VARIABLES if len(env.get(k, "")) >= 8]
 
 
-def scrub(text: str, literals: Iterable[str] = ()) -> str:
-    """`text` with every secret-looking value (module docs) and every literal replaced."""
-    for lit in literals:
+def scrub(text: str, literals: Iterable[str] | None = None) -> str:
+    """`text` with every secret-looking value (module docs) and every literal replaced.
+
+    Without `literals`, the provider keys of the environment are the literals: a key that matches no
+    secret pattern, echoed back by a server ("Incorrect API key provided: ..."), is still removed.
+    """
+    for lit in (env_secrets() if literals is None else literals):
         if lit and lit in text:
             text = text.replace(lit, REPLACEMENT)
     for pattern, repl in _PATTERNS:

@@ -110,7 +110,7 @@ def preflight(target: Target, settings: LlmSettings, system: str, user: str, log
             try:
                 exact = make_adapter(target, settings, http).count_tokens(system, user)
             except Exception as exc:  # a count that fails must not stop the stage
-                click.echo(f"pa: --exact-token-count failed ({type(exc).__name__}: {str(exc)[:200]}); "
+                click.echo(f"pa: --exact-token-count failed ({type(exc).__name__}: {scrub(str(exc))[:200]}); "
                            "using the estimate", err=True)
             finally:
                 http.close()
@@ -315,7 +315,7 @@ def _run(summary: Any, rule_result: Any, settings: LlmSettings, target: Target, 
                         redactor=redactor, raw_tables=settings.sql_raw_tables,
                         engine_tables=engine_tables(summary, redactor), query_dirs=query_dirs)
                 except Exception as exc:  # a profile the SQL workspace cannot open: the other tools still work
-                    tools.unavailable = f"{type(exc).__name__}: {str(exc)[:200]}"
+                    tools.unavailable = f"{type(exc).__name__}: {scrub(str(exc))[:200]}"
             http = parts["http"] = guarded_client(target, settings, deadline, log, env_secrets())
             try:
                 adapter = make_adapter(target, settings, http)

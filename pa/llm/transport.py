@@ -63,7 +63,8 @@ class JsonlLog:
         """Append one record (no-op without --log or after close)."""
         with self._lock:
             if self._fh is not None:
-                self._fh.write(json.dumps({"t": round(time.time(), 3), **record}, default=str) + "\n")
+                # bodies are logged as sent and received, less any key (a server may echo one back)
+                self._fh.write(scrub(json.dumps({"t": round(time.time(), 3), **record}, default=str)) + "\n")
                 self._fh.flush()
 
     def close(self) -> None:
