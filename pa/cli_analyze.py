@@ -24,7 +24,7 @@ from pa.cli_options import (
     rules_option,
     templates_option,
 )
-from pa.cli_output import plan_output, write_output
+from pa.cli_output import check_log_file, plan_output, write_output
 from pa.cli_ranks import progress_bar, rank_options, working_on
 from pa.errors import UserError, one_line_errors
 from pa.llm.cli_options import llm_cli_options
@@ -92,6 +92,8 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     else:
         fmt = choose_format(fmt, output)
     out = plan_output(output, EXTENSIONS[fmt], inputs=[*files, *site_packs])
+    for flag, key in (("--log", "log"), ("--transcript", "transcript")):
+        check_log_file(flag, llm_extra.get(key), inputs=[*files, *site_packs])
     if templates_dir is not None:
         check_templates_dir(templates_dir)
     is_tty = out.is_stdout and sys.stdout.isatty()

@@ -62,12 +62,13 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
     """
     from pa import pipeline
     from pa.cli_analyze import choose_format
-    from pa.cli_output import plan_output, write_output
+    from pa.cli_output import check_log_file, plan_output, write_output
     from pa.compare.render import TEMPLATES
     from pa.report.render import EXTENSIONS, check_templates_dir
 
     fmt = "json" if as_json and fmt is None else choose_format(fmt, output)
     out = plan_output(output, EXTENSIONS[fmt], inputs=[before, after])   # before any analysis or LLM spend
+    check_log_file("--log", llm_extra.get("log"), inputs=[before, after])
     if templates_dir is not None:
         check_templates_dir(templates_dir, TEMPLATES)
     request = pipeline.CompareRequest(noise_floor_pct=noise_floor, max_phases=max_phases, rules=not no_rules,

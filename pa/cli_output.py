@@ -68,6 +68,28 @@ def plan_output(output: Path | None, extension: str, inputs: Sequence[Path] = ()
     return Output(path)
 
 
+def check_log_file(flag: str, path: Path | None, inputs: Sequence[Path] = ()) -> None:
+    """Check a file pa appends to (--log, --transcript) before any work, as strictly as `-o`.
+
+    It must be a regular file or a new one in a writable directory: never an input or a SQLite sidecar
+    of one (pa would append to the profile), nor a FIFO, device or socket (a FIFO nobody reads would
+    hang the run; /dev/full would fail mid-run with a misleading error).
+    """
+    if path is None:
+        return
+    st = _stat(path)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{flag} {path}: is a directory; give a file name")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise UserError(f"{flag} {path}: not a regular file (a FIFO, device or socket); give a file name")
+    target = path.resolve()
+    if not target.parent.is_dir():
+        raise UserError(f"{flag} {path}: directory {target.parent} does not exist")
+    if not os.access(target.parent, os.W_OK | os.X_OK) or (st is not None and not os.access(target, os.W_OK)):
+        raise UserError(f"{flag} {path}: cannot write there (permission denied)")
+    _refuse_inputs(path, target, inputs, flag)
+
+
 def _stat(path: Path) -> os.stat_result | None:
     try:
         return path.stat()
@@ -77,17 +99,17 @@ def _stat(path: Path) -> os.stat_result | None:
         raise UserError(f"-o {path}: {exc.strerror}") from None
 
 
-def _refuse_inputs(output: Path, target: Path, inputs: Sequence[Path]) -> None:
+def _refuse_inputs(output: Path, target: Path, inputs: Sequence[Path], flag: str = "-o") -> None:
     for inp in inputs:
         try:
             resolved = Path(inp).resolve()
         except OSError:
             continue
         if resolved == target or (target.exists() and resolved.exists() and os.path.samefile(resolved, target)):
-            raise UserError(f"-o {output}: is one of the input files; pa never overwrites its input")
+            raise UserError(f"{flag} {output}: is one of the input files; pa never writes to its input")
         if resolved.is_file() and target.parent == resolved.parent and \
                 target.name in (resolved.name + s for s in _SIDECARS):
-            raise UserError(f"-o {output}: is a SQLite sidecar name of the profile {inp}; choose another name")
+            raise UserError(f"{flag} {output}: is a SQLite sidecar name of the profile {inp}; choose another name")
 
 
 def write_output(out: Output, text: str) -> None:

@@ -179,3 +179,26 @@ def test_a_key_echoed_back_by_the_server_reaches_no_log_stderr_or_report(
     for where, text in (("log", log.read_text()), ("stderr", res.stderr), ("report", res.stdout)):
         assert key not in text, where
         assert "s3cretpw" not in text, where
+
+
+@pytest.mark.parametrize("flag", ["--log", "--transcript"])
+def test_log_files_are_checked_like_the_output(tmp_path: Path, profile: Path, flag: str) -> None:
+    """Issue 26.8: --log / --transcript pointed at the profile, its sidecar or a FIFO are refused up front."""
+    import os
+
+    work = tmp_path / "w"
+    work.mkdir()
+    prof = work / "p.sqlite"
+    prof.write_bytes(profile.read_bytes())
+    before = prof.read_bytes()
+    fifo = work / "fifo"
+    os.mkfifo(fifo)
+    for target, message in ((prof, "is one of the input files"), (work / "p.sqlite-journal", "sidecar"),
+                            (fifo, "not a regular file"), (work / "nope" / "x.log", "does not exist"),
+                            (work, "is a directory")):
+        res = CliRunner().invoke(main, ["analyze", str(prof), "--no-llm", flag, str(target)])
+        assert res.exit_code == 2 and message in res.output, (target, res.output)
+        assert len(res.output.strip().splitlines()) == 1
+    assert prof.read_bytes() == before
+    res = CliRunner().invoke(main, ["compare", str(prof), str(prof), "--no-llm", "--log", str(prof)])
+    assert res.exit_code == 2 and "is one of the input files" in res.output
