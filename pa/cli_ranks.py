@@ -88,7 +88,12 @@ def working_on(path: Path | None, what: str = "Summarising") -> Iterator[None]:
         yield
         return
     from rich.console import Console
+    from rich.markup import escape
+
+    from pa.controls import escape_controls
 
     size_mb = path.stat().st_size / 1e6
-    with Console(stderr=True).status(f"{what} {path.name} ({size_mb:,.0f} MB)"):
+    # the file name is data: no rich markup ([link=...]) and no terminal escape (OSC 8/52, CSI) in it
+    name = escape(escape_controls(path.name))
+    with Console(stderr=True).status(f"{what} {name} ({size_mb:,.0f} MB)"):
         yield

@@ -26,10 +26,10 @@ def list_rules(site_packs: tuple[Path, ...]) -> None:
     rs = load_ruleset(site_packs)
     for p in rs.packs:
         version = f" version {p.version}" if p.version else ""
-        click.echo(f"pack {p.order}: {p.name:<10} {p.path}{version}  sha256:{p.sha256[:12]}")
+        _echo(f"pack {p.order}: {p.name:<10} {p.path}{version}  sha256:{p.sha256[:12]}")
     for r in sorted(rs.rules.values(), key=lambda r: r.id):
         state = f"disabled by {rs.disabled[r.id]}" if r.id in rs.disabled else r.pack
-        click.echo(f"{r.id:<18} {r.bottleneck_type:<20} {r.title}  [{state}]")
+        _echo(f"{r.id:<18} {r.bottleneck_type:<20} {r.title}  [{state}]")
 
 
 @rules_group.command("show")
@@ -47,18 +47,18 @@ def show(rule_id: str, site_packs: tuple[Path, ...]) -> None:
     if rule_id not in rs.rules:
         raise UserError(f"unknown rule {rule_id!r}; known: {', '.join(sorted(rs.rules))}")
     r = rs.rules[rule_id]
-    click.echo(f"# from {r.pack}" + (f" (disabled by {rs.disabled[r.id]})" if r.id in rs.disabled else ""))
-    click.echo(f"# claim: {r.claim}")
+    _echo(f"# from {r.pack}" + (f" (disabled by {rs.disabled[r.id]})" if r.id in rs.disabled else ""))
+    _echo(f"# claim: {r.claim}")
     if r.counterfactual:
-        click.echo("# counterfactual: " + " ".join(r.counterfactual.split()))
-    click.echo(yaml.safe_dump(r.raw, sort_keys=False, allow_unicode=True).rstrip())
+        _echo("# counterfactual: " + " ".join(r.counterfactual.split()))
+    _echo(yaml.safe_dump(r.raw, sort_keys=False, allow_unicode=True).rstrip())
     used = sorted(n for n in _names_of(r) if n in rs.params)
     if used:
-        click.echo("# params:")
+        _echo("# params:")
         for n in used:
             p = rs.params[n]
             over = f" (overridden by {p.overridden_by})" if p.overridden_by else ""
-            click.echo(f"#   {n} = {p.value} {p.unit or ''}{over}: {p.description}")
+            _echo(f"#   {n} = {p.value} {p.unit or ''}{over}: {p.description}")
 
 
 @rules_group.command("functions")
@@ -70,14 +70,14 @@ def functions(markdown: bool) -> None:
     if markdown:
         from pa.rules.docs import render_function_table
 
-        click.echo(render_function_table())
+        _echo(render_function_table())
         return
-    click.echo("Operators:")
+    _echo("Operators:")
     for o in OPERATORS:
-        click.echo(f"  {o.syntax}\n      {o.description}")
-    click.echo("Functions:")
+        _echo(f"  {o.syntax}\n      {o.description}")
+    _echo("Functions:")
     for f in sorted(FUNCTIONS.values(), key=lambda f: f.name):
-        click.echo(f"  {f.signature}\n      {f.description}")
+        _echo(f"  {f.signature}\n      {f.description}")
 
 
 def _names_of(rule: object) -> set[str]:
@@ -113,7 +113,7 @@ def validate(files: tuple[Path, ...], profile: Path | None, query_dirs: tuple[Pa
     site = [p for p in rs.packs if not p.builtin]
     for p in site:
         version = f", version {p.version}" if p.version else ""
-        click.echo(f"ok: {p.path} (pack {p.name}{version}, sha256 {p.sha256[:12]})")
+        _echo(f"ok: {p.path} (pack {p.name}{version}, sha256 {p.sha256[:12]})")
     warnings = static_warnings(rs)
     if profile is not None:
         from pa.metrics.summarize import marker_substring_hits, summarize
@@ -127,8 +127,8 @@ def validate(files: tuple[Path, ...], profile: Path | None, query_dirs: tuple[Pa
             warnings += marker_naming_warnings(marker_substring_hits(profile, added, query_dirs),
                                                summary.profile.file_name)
     for w in warnings:
-        click.echo(f"warning: {w}")
-    click.echo(f"{len(rs.rules)} rules, {len(rs.disabled)} disabled, {len(rs.params)} params, "
+        _echo(f"warning: {w}")
+    _echo(f"{len(rs.rules)} rules, {len(rs.disabled)} disabled, {len(rs.params)} params, "
                f"{len(rs.metrics)} metrics, {len(warnings)} warning(s)")
 
 
@@ -162,16 +162,23 @@ def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: 
             "when": rule.when.source, "values": outcome.values, "inputs": inputs_seen,
             "hypothesis": hyp.model_dump() if hyp else None}
     if as_json:
-        click.echo(json.dumps(data, indent=2, default=str))
+        _echo(json.dumps(data, indent=2, default=str))
         return
     reason = f" ({outcome.reason})" if outcome.reason else ""
-    click.echo(f"{rule_id} on {profile.name}: {outcome.status}{reason}")
-    click.echo(f"  when: {rule.when.source}")
+    _echo(f"{rule_id} on {profile.name}: {outcome.status}{reason}")
+    _echo(f"  when: {rule.when.source}")
     for n, v in inputs_seen.items():
-        click.echo(f"    {n} = {v!r}")
+        _echo(f"    {n} = {v!r}")
     for n, v in outcome.values.items():
-        click.echo(f"  {n} = {v!r}")
+        _echo(f"  {n} = {v!r}")
     if hyp:
-        click.echo(f"  -> {hyp.id} {hyp.title}: {hyp.expected_impact} impact, "
+        _echo(f"  -> {hyp.id} {hyp.title}: {hyp.expected_impact} impact, "
                    f"fraction {hyp.runtime_fraction_pct}, speedup {hyp.estimated_speedup_pct_lower}"
                    f"..{hyp.estimated_speedup_pct_upper} %")
+
+
+def _echo(text: object = "") -> None:
+    """Print a line whose text may come from a site rule pack (titles, descriptions): controls escaped."""
+    from pa.controls import escape_controls
+
+    click.echo(escape_controls(str(text), keep_layout=True))

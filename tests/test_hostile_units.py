@@ -357,3 +357,43 @@ def test_credentials_in_a_base_url_are_never_printed() -> None:
     target = resolve(LlmSettings(model="openai:m", base_url="http://alice:s3cret@127.0.0.1:9/v1"), {})
     assert not isinstance(target, str) and "s3cret" not in target.label() and "alice" not in target.label()
     assert target.endpoint() == "http://alice:s3cret@127.0.0.1:9/v1"      # the request itself still carries them
+
+
+def test_site_rule_titles_reach_the_terminal_escaped(tmp_path) -> None:
+    """Issue 26.9: a site pack's title with OSC 52 / CSI sequences is shown, not obeyed, by pa rules."""
+    import yaml as _yaml
+    from click.testing import CliRunner
+
+    from pa.cli import main
+
+    rule = {"id": "SITE-EVIL-001", "title": "evil \x1b]52;c;SGVsbG8=\x07 title \x1b[2J \u202e",
+            "description": "A hostile rule whose title carries terminal escapes.", "when": "true",
+            "bottleneck_type": "other", "bucket": "idle", "runtime_fraction": None, "claim": "none",
+            "expected_impact": "low", "counterfactual": "No time is claimed by this caveat about the capture.",
+            "confidence": 0.5, "action_category": "runtime_config",
+            "evidence": [{"text": "The capture says so.", "cite": ["summary.span_ns"]}],
+            "suggestion": "Nothing to do here at all."}
+    pack = tmp_path / "evil.yaml"
+    pack.write_text(_yaml.safe_dump({"pack": "evil", "version": 1, "description": "hostile titles",
+                                     "hypotheses": [rule]}, allow_unicode=True))
+    for args in (["rules", "list", "--rules", str(pack)], ["rules", "show", "SITE-EVIL-001", "--rules", str(pack)]):
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 0, res.output
+        assert "\x1b" not in res.output and "\x07" not in res.output and "\u202e" not in res.output
+        assert "SITE-EVIL-001" in res.output
+
+
+def test_a_site_template_prints_no_raw_escape_and_no_hyperlink(tmp_path) -> None:
+    """Issue 26.9: a literal ESC in a site template and a rich `link` style are shown or dropped, never sent."""
+    from pa.report.render import make_env
+
+    site = tmp_path / "tpl"
+    site.mkdir()
+    (site / "report.txt.j2").write_text('A\x1b]52;c;SGVsbG8=\x07B '
+                                        '{{ "x" | style("bold link https://evil.example") }}\n')
+    for color in (False, True):
+        out = make_env(site, color).get_template("report.txt.j2").render()
+        assert "\x07" not in out and "]52;" not in out.replace("\\x1b]52;", "")
+        assert "evil.example" not in out and "\x1b]8" not in out
+        assert out.startswith("A\\x1b]52;c;SGVsbG8=\\x07B")
+    assert "\x1b[1m" in make_env(site, True).get_template("report.txt.j2").render()   # bold survives

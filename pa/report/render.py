@@ -33,7 +33,7 @@ from rich.color import ColorSystem
 from rich.style import Style
 
 from pa import formatting, sandbox
-from pa.controls import escape_controls_deep, escape_json_controls
+from pa.controls import escape_controls, escape_controls_deep, escape_json_controls
 from pa.errors import InternalError, UserError
 from pa.inputs import read_text_file
 from pa.paths import data_dir
@@ -139,12 +139,21 @@ def md_code(value: Any, cell: bool = False) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+_STYLE_WORDS = frozenset({"bold", "dim", "italic", "underline", "reverse", "strike", "not", "on", "default",
+                          "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",
+                          "bright_black", "bright_red", "bright_green", "bright_yellow", "bright_blue",
+                          "bright_magenta", "bright_cyan", "bright_white"})
+
+
 def _style_filter(color: bool) -> Any:
     def style(text: Any, spec: str) -> str:
         """Wrap text in ANSI codes for `spec` (a rich style) only when colours are on."""
         if not color:
             return str(text)
-        return Style.parse(spec).render(str(text), color_system=ColorSystem.STANDARD)
+        # colours and text attributes only: a site template's `style("link https://...")` would print
+        # an OSC 8 hyperlink; any other word is dropped.
+        words = [w for w in str(spec).split() if w in _STYLE_WORDS]
+        return Style.parse(" ".join(words) or "none").render(str(text), color_system=ColorSystem.STANDARD)
 
     return style
 
@@ -165,7 +174,8 @@ class _SafeLoader(jinja2.BaseLoader):
         for base in self.searchpath:
             path = base.joinpath(*pieces)
             if path.exists():
-                text = read_text_file(path, MAX_TEMPLATE_BYTES, "template")
+                # a literal terminal escape in a template's source is shown, never printed raw
+                text = escape_controls(read_text_file(path, MAX_TEMPLATE_BYTES, "template"), keep_layout=True)
                 mtime = path.stat().st_mtime
                 return text, str(path), lambda p=path, m=mtime: p.exists() and p.stat().st_mtime == m
         raise jinja2.TemplateNotFound(template)
