@@ -368,3 +368,30 @@ def test_an_implausibly_slow_copy_is_said_not_silently_used(tmp_path):
                                                         {"launch": "k", "us": 50}]}])
     s = summarize(write_nsys(slow, tmp_path / "slow.sqlite"))
     assert any(w.startswith("5 copy record(s) are implausibly slow (e.g. 96 B in 3.2") for w in s.warnings), s.warnings
+
+
+def test_start_up_is_named_by_its_longest_call(summary_of):
+    """nsys2022.1_dlprof_2streams: the first cudaMalloc takes ~2 s of the 2.2 s before the first GPU
+    operation (context creation); CAP-WARMUP-001 names it, and without one the sentence is left out."""
+    from pa.rules.engine import load_ruleset
+    from pa.rules.evaluate import evaluate
+
+    path = real_nsys_profile("nsys2022.1_dlprof_2streams.sqlite")
+    if not path.is_file():
+        pytest.skip(missing_reason(path))
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    first = conn.execute("SELECT min(s) FROM (SELECT min(start) s FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL "
+                         "SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMCPY)").fetchone()[0]
+    name, dur = conn.execute('SELECT s.value, r."end" - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s '
+                             'ON s.id = r.nameId WHERE r."end" <= ? ORDER BY r."end" - r.start DESC LIMIT 1',
+                             (first,)).fetchone()
+    conn.close()
+    s = summary_of(path)
+    assert s.startup_call is not None and (s.startup_call.name, s.startup_call.duration_ns) == (name, dur)
+    assert name.startswith("cudaMalloc") and dur > 1_900_000_000
+    warm = next(h for h in evaluate(s, load_ruleset()).hypotheses if h.rule_id == "CAP-WARMUP-001")
+    assert any(name in e.text for e in warm.evidence)
+    bare = s.model_copy(update={"startup_call": None})
+    warm = next(h for h in evaluate(bare, load_ruleset()).hypotheses if h.rule_id == "CAP-WARMUP-001")
+    assert all(e.text.strip() for e in warm.evidence) and not any("longest GPU API call" in e.text
+                                                                  for e in warm.evidence)

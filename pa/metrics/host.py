@@ -29,6 +29,7 @@ from pa.metrics.model import (
     MpiOpStats,
     MpiSummary,
     OverheadSummary,
+    StartupCall,
     SyncSummary,
     TopLevelRange,
 )
@@ -891,6 +892,23 @@ def blocked_sets(api: ApiCalls, copy_rows: np.ndarray) -> dict[int, iv.Merged]:
     """Per process, where the host was blocked on the GPU: sync calls and the blocking copy calls."""
     rows = np.union1d(np.flatnonzero(api.of("sync")), copy_rows)
     return iv.grouped_merge(api.pid[rows].astype(np.int64), api.start[rows], api.end[rows])
+
+
+def startup_call(api: ApiCalls, span_start: int | None, first_operation_ns: int | None) -> StartupCall | None:
+    """The longest GPU API call that ends before the first GPU operation (the capture's start-up).
+
+    Start-up is reported once, by naming what it is made of: in real captures one call (the first
+    cudaMalloc or cudaMemsetAsync, which creates the context) takes most of it.
+    """
+    if span_start is None or first_operation_ns is None or not len(api.start):
+        return None
+    first = span_start + first_operation_ns
+    before = np.flatnonzero(api.end <= first)
+    if not len(before):
+        return None
+    i = int(before[np.argmax(api.end[before] - api.start[before])])
+    return StartupCall(name=api.names.get(int(api.name_id[i]), "?"), start_ns=int(api.start[i]) - span_start,
+                       duration_ns=int(api.end[i] - api.start[i]), before_first_operation_ns=first_operation_ns)
 
 
 def alloc_summary(api: ApiCalls, window: tuple[int, int] | None) -> AllocSummary:

@@ -425,6 +425,15 @@ class AllocSummary(_Model):
     time_in_window_ns: int = Field(description="their time, union per process, summed over processes")
 
 
+class StartupCall(_Model):
+    """The longest GPU API call before the first GPU operation: usually what start-up is made of."""
+
+    name: ProfileStr
+    start_ns: int = Field(description="offset from the span start")
+    duration_ns: int
+    before_first_operation_ns: int = Field(description="the span start to the first GPU operation, for scale")
+
+
 class LaunchApiStats(_Model):
     """Launch overhead of one launch API name."""
 
@@ -572,6 +581,9 @@ class ProfileSummary(_Model):
     device_reads: DeviceReads | None = Field(
         None, description="framework calls that read device values, by call site; None when no markers")
     allocations: AllocSummary | None = None
+    startup_call: StartupCall | None = Field(
+        None, description="the longest GPU API call ending before the first GPU operation (the first "
+                          "cudaMalloc / cudaMemsetAsync creating the context takes seconds): null without one")
     launch: LaunchSummary | None = None
     streams: list[StreamStats]
     markers: MarkerSummary | None = None

@@ -514,6 +514,7 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
                                   host_metrics.blocked_sets(api, copy_rows) if api else {}, marker_naming)
         if marker_scan is not None else None,
         allocations=host_metrics.alloc_summary(api, _window(gpu, span_start)) if api else None,
+        startup_call=host_metrics.startup_call(api, span_start, gpu.first_operation_ns) if api else None,
         launch=launch_job.result() if launch_job is not None else None,
         streams=streams,
         markers=markers,

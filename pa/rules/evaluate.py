@@ -489,7 +489,9 @@ def _hypothesis(hid: str, rule: Rule, frac: float | None, wfrac: float | None, n
         for ref in spec.cite:
             v, unit, source = ctx.value(ref)
             vals.append(EvidenceValue(name=ref, value=v, unit=unit, source=source))
-        evidence.append(Evidence(text=render(spec.text, tctx), values=vals))
+        text = render(spec.text, tctx)
+        if text.strip():     # a conditional sentence that does not apply on this profile is left out
+            evidence.append(Evidence(text=text, values=vals))
     if note:
         evidence.append(Evidence(text=note, values=[]))
     claim = _claim_of(rule, frac)
