@@ -39,8 +39,9 @@ Recoverable time, per gap, is what the trace proves the named fix can remove (th
   thread or made non-blocking). Host work can hide only behind GPU work that exists, anywhere in the
   run (a checkpoint written while the next phase computes), so per device the gaps of these causes
   recover at most the device's busy time in all: each gap is scaled by min(1, busy / their idle);
-- launch: the per-kernel launch calls go (CUDA/HIP graphs, fused kernels): the host did little else
-  in the gap, so the kernels would run back to back: at most the gap;
+- launch: the per-kernel launch calls go (CUDA/HIP graphs, fused kernels): at most the part of the
+  gap the launch calls cover; the rest of the gap (the host's other work between launches, allocation
+  or copy calls that did not own the gap) stays;
 - dispatch: the per-operation dispatch goes (a CUDA/HIP graph replaying the operations, a compiled or
   fused region): consecutive operations then follow each other as closely as the closest two on
   this device already do, so each gap recovers its length minus the device's shortest gap;
@@ -184,7 +185,7 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
     compiling = 2 * cover["compile"] >= rest
     owner[compiling] = _CODE["compile"]
     top_cover = np.where(compiling, cover["compile"], top_cover)
-    for name, rec in (("sync", r_prev), ("copy_wait", r_prev), ("launch", rest), ("alloc", top_cover),
+    for name, rec in (("sync", r_prev), ("copy_wait", r_prev), ("launch", cover["launch"]), ("alloc", top_cover),
                       ("compile", top_cover), ("mpi", rest)):
         m = owner == _CODE[name]
         recoverable[m] = rec[m]

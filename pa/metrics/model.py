@@ -230,9 +230,8 @@ class DeviceGaps(_Model):
     covering most of the gap), unknown (no host calls captured). `recoverable_by_cause` is what each
     cause's fix can recover as the trace proves it: min(gap, busy interval before it) for round
     trips; for host work and MPI together at most the device's busy time (work overlapped with GPU
-    work can hide only behind GPU work); the gap
-    for launch; the gap minus the device's shortest gap for dispatch; the calls' own time for alloc;
-    nothing for overhead.
+    work can hide only behind GPU work); for launch the part the launch calls cover; the gap minus
+    the device's shortest gap for dispatch; the calls' own time for alloc; nothing for overhead.
     """
 
     device: int
