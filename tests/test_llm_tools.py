@@ -143,3 +143,31 @@ def test_context_tells_the_model_what_the_numbers_mean(world: tuple[Path, Any]) 
     from collections import Counter
 
     assert kernel_label(axpy, Counter([axpy.short_name])) == axpy.short_name  # unique: the short name
+
+
+def test_redacted_tool_errors_leak_no_name_in_any_quoting_and_are_no_oracle(world: tuple[Path, Any]) -> None:
+    """Issue 26.3: a phase label with backslashes (repr doubles them), one longer than the old 200-character
+    cut, and a placeholder passed back as an argument: the error text holds placeholders only."""
+    from pa.llm.redact import from_summary
+
+    path, summary = world
+    odd = "init C:\\Projects\\Nightjar\\solver 'v2'"
+    long = "phase " + "x" * 300 + " Nightjarlong"
+    phases = list(summary.phases or [])
+    assert len(phases) >= 2
+    phases[0] = phases[0].model_copy(update={"label": odd})
+    phases[1] = phases[1].model_copy(update={"label": long})
+    s = summary.model_copy(update={"phases": phases})
+    red = from_summary(s, True)
+    sb = SqlSandbox(path, engine_tables=engine_tables(s, red))
+    box = ToolBox(s, EMPTY, red, sb, max_bytes=100_000)
+    sent = box.run("c1", "window", {"phase": "no such phase"})
+    assert "Nightjar" not in sent and "Projects" not in sent and "xxxxxxxxxx" not in sent
+    assert red.placeholder(odd) is not None and red.placeholder(odd) in sent
+    # the model hands a placeholder back as an argument it is not: the error must not spell the name
+    ph = red.placeholder(odd)
+    for name, args in (("summary_table", {"table": ph}), ("explain_rule", {"rule_id": ph}),
+                       ("window", {"phase": ph + " and more"})):
+        sent = box.run(f"c-{name}", name, args)
+        assert "Nightjar" not in sent and "Projects" not in sent, (name, sent)
+    sb.close()

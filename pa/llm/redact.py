@@ -53,6 +53,7 @@ agent has one code path.
 from __future__ import annotations
 
 import bisect
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -146,13 +147,18 @@ class Redactor:
         n = self._counters.get(kind, 0) + 1
         self._counters[kind] = n
         ph = f"{kind}_{n}"
-        self._to_placeholder[raw] = ph
         self._to_raw[ph] = raw
-        bisect.insort(self._sorted, raw)
-        self._longest = max(self._longest, len(raw))
-        if raw[0] not in self._starts:
-            self._starts.add(raw[0])
-            self._start_re = None
+        # The name as written by repr() or a JSON encoder (doubled backslashes, escaped quotes and
+        # controls) is the same name: an error message quoting it must not escape the matcher.
+        for form in dict.fromkeys((raw, repr(raw)[1:-1], json.dumps(raw, ensure_ascii=False)[1:-1],
+                                   json.dumps(raw)[1:-1])):
+            if form and form not in self._to_placeholder:
+                self._to_placeholder[form] = ph
+                bisect.insort(self._sorted, form)
+                self._longest = max(self._longest, len(form))
+                if form[0] not in self._starts:
+                    self._starts.add(form[0])
+                    self._start_re = None
         return ph
 
     def name(self, kind: str, raw: str | None) -> None:

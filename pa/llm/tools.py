@@ -191,7 +191,9 @@ class ToolBox:
             try:
                 result = self._dispatch(call_id, name, self.redactor.restore(args))
             except Exception as exc:  # a tool must never end the conversation
-                result = {"error": f"{name}: {type(exc).__name__}: {str(exc)[:200]}"}
+                # the whole message: it is redacted first and cut after (a name cut in half escapes the
+                # whole-name matcher), and names restored from placeholders are redacted back
+                result = {"error": f"{name}: {type(exc).__name__}: {str(exc)[:20_000]}"}
         self.results[call_id] = result  # local, unredacted: used to ground numbers
         self.names[call_id] = name
         sent = shrink(_cap_strings(self._redact(name, result), self.max_string_chars), self.max_bytes)
