@@ -38,7 +38,7 @@ def rank_options(func: F) -> F:
                   help="dask.distributed scheduler address for --executor dask (default: a local cluster).")
     @click.option("--executor", type=click.Choice(["process", "dask"]), default="process", show_default=True,
                   help="Run Stage 1 per rank in local processes or on a dask cluster (pip install 'pa[dask]').")
-    @click.option("--workers", type=click.IntRange(1), default=None,
+    @click.option("--workers", type=click.IntRange(1, 256), default=None,
                   help="Processes for Stage 1 of several ranks (default: all cores).")
     @functools.wraps(func)
     def wrapper(*args: Any, workers: int | None, executor: str, scheduler: str | None,
