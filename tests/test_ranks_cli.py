@@ -144,3 +144,27 @@ def test_progress_callback_counts_every_file(run_dir: Path) -> None:
     seen: list[tuple[int, int]] = []
     summarize_ranks([run_dir], workers=2, progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (RANKS, RANKS) and [d for d, _ in seen] == list(range(1, RANKS + 1))
+
+
+@pytest.mark.parametrize("odd", ["loop", "device", "dangling"])
+def test_a_rank_directory_with_an_odd_entry_says_so(tmp_path: Path, odd: str) -> None:
+    """Issue 26.17: a symlink loop, a link to /dev/zero or a dangling link among the rank files is named
+    (exit 2), not skipped so that the run silently has one rank less."""
+    import os
+
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenarios import example
+
+    d = tmp_path / "run"
+    d.mkdir()
+    write_nsys(example(), d / "report.0.sqlite")
+    bad = d / "report.1.sqlite"
+    if odd == "loop":
+        os.symlink(bad, bad)
+    elif odd == "device":
+        os.symlink("/dev/zero", bad)
+    else:
+        os.symlink(tmp_path / "missing.sqlite", bad)
+    res = CliRunner().invoke(main, ["summary", str(d)])
+    assert res.exit_code == 2 and "report.1.sqlite: not a regular file" in res.output
+    assert len(res.output.strip().splitlines()) == 1

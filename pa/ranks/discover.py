@@ -29,7 +29,12 @@ def discover(paths: Iterable[Path]) -> list[Path]:
         p = Path(p)
         if p.is_dir():
             for pattern in DIRECTORY_PATTERNS:
-                found = sorted(f for f in p.glob(pattern) if f.is_file())
+                matched = sorted(p.glob(pattern))
+                found = [f for f in matched if f.is_file()]
+                odd = [f for f in matched if not f.is_file() and not f.is_dir()]
+                if odd:     # never skipped in silence: a rank missing from the run changes every cross-rank fact
+                    raise UserError(f"{odd[0]}: not a regular file (a broken symlink, a symlink loop, a FIFO or "
+                                    f"a device) among the rank files of {p}; remove it, or name the rank files")
                 if found:
                     out += found
                     break
