@@ -245,3 +245,21 @@ def test_a_profile_the_workspace_cannot_open_leaves_the_other_tools_working(tmp_
     assert not isinstance(out, str), out
     exchange = srv.requests[1]["messages"][-1]["content"].split("<tool-exchange>")[1]
     assert "not available to tools in this run (" in exchange and '"table": "syncs", "rows": {' in exchange
+
+
+def test_the_export_s_own_view_is_no_way_around_the_denied_tables(db: Path, tmp_path: Path) -> None:
+    """Issue 26.12: with --sql-raw-tables, a view the profile itself defines (rocpd's `threads` style) over a
+    denied table must not hand its rows out: the read inside it is a raw read like any other."""
+    import shutil
+
+    copy = tmp_path / "with_view.sqlite"
+    shutil.copyfile(db, copy)
+    conn = sqlite3.connect(copy)
+    conn.execute("CREATE VIEW threads AS SELECT * FROM TARGET_INFO_SYSTEM_ENV")
+    conn.execute("CREATE VIEW proc_names AS SELECT name FROM PROCESSES")
+    conn.commit()
+    conn.close()
+    with SqlSandbox(copy, raw_tables=True) as sb:
+        for sql in ("SELECT * FROM threads", "SELECT * FROM proc_names"):
+            assert "error" in sb.query(sql), sql
+        assert sb.query("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")["rows"] == [[_kernel_count(db)]]

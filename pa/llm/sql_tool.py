@@ -175,6 +175,8 @@ class SqlSandbox:
         self._engine_lower = {t.lower() for t in self.engine_tables}
         names = [r[0] for r in conn.execute(
             "SELECT name FROM profile.sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%'")]
+        self._profile_views = {r[0].lower() for r in conn.execute(
+            "SELECT name FROM profile.sqlite_master WHERE type = 'view'")}
         ours = set(self.views) | self._engine_lower
         if self.raw_tables:
             names = [n for n in names if n.lower().startswith(DENIED_TABLES)]
@@ -256,9 +258,11 @@ class SqlSandbox:
         if db is None and not column:
             return sqlite3.SQLITE_OK  # a table scanned without reading a column (count(*) in a view)
         if db == "profile":
-            if view is not None and view.lower() not in self._engine_lower:
+            if view is not None and view.lower() not in self._engine_lower and view.lower() not in self._profile_views:
                 self._reads.data = True  # through pa's views: the query reads the profile's relations
                 return sqlite3.SQLITE_OK
+            # a read inside one of the profile's own views (rocpd's `threads`, ...) is a raw read like any
+            # other: the denied tables and columns stay denied whatever view of the export leads to them
             if self.raw_tables and not table.startswith(DENIED_TABLES) and column not in DENIED_COLUMNS:
                 self._reads.data = self._reads.data or bool(column)
                 return sqlite3.SQLITE_OK
