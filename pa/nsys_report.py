@@ -9,7 +9,10 @@ as an argument list (no shell), with a timeout, into the XDG cache directory
 report's content, so the same report is exported once however it is named or moved. The export
 keeps the report's name (`report.3.nsys-rep` -> `report.3.sqlite`) so rank numbers in file names
 still work. Without `nsys` on PATH the command is one error line giving the export to run.
-The report itself is only read.
+The report itself is only read. Both paths reach nsys absolute (a report named `--stats=true.nsys-rep`
+is a file, not an option); the cache directories are 0700 and an export 0600 (an export holds what
+the report holds); an export that is not an SQLite file is refused and never cached, and the error
+says where the cache is, to delete an entry and export again.
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ def cache_root(env: Mapping[str, str] | None = None) -> Path:
 
 def export_command(report: Path, output: Path, nsys: str = "nsys") -> list[str]:
     """The `nsys export` argument list that writes `report` as SQLite to `output`."""
-    return [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", str(output), str(report)]
+    # absolute paths: a report named `--stats=true.nsys-rep` must reach nsys as a file, never as an option
+    return [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", str(output.absolute()),
+            str(report.absolute())]
 
 
 def _content_hash(report: Path) -> str:
@@ -77,7 +82,9 @@ def sqlite_for(report: Path, env: Mapping[str, str] | None = None, timeout_s: fl
         hint = " ".join(export_command(report, report.with_name(_stem(report) + ".sqlite")))
         raise UserError(f"{report}: an Nsight Systems report and nsys is not on PATH; export it with "
                         f"`{hint}` and give pa the .sqlite file")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    # the cache is private to the user (an export holds what the report holds, a report is often 0600)
+    cache_root(environ).mkdir(parents=True, exist_ok=True, mode=0o700)
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     partial = target.with_name(f".{target.stem}.{os.getpid()}.sqlite")
     try:
         proc = subprocess.run(export_command(report, partial, nsys), stdin=subprocess.DEVNULL,
@@ -91,6 +98,13 @@ def sqlite_for(report: Path, env: Mapping[str, str] | None = None, timeout_s: fl
         partial.unlink(missing_ok=True)
         last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["no output"])[-1]
         raise UserError(f"{report}: nsys export failed (exit {proc.returncode}): {last[:300]}")
+    with partial.open("rb") as fh:
+        header = fh.read(16)
+    if header != b"SQLite format 3\x00":
+        partial.unlink(missing_ok=True)
+        raise UserError(f"{report}: nsys export exited 0 but did not write an SQLite file; nothing was cached "
+                        f"(exports are kept in {cache_root(environ)}; delete a directory there to export again)")
+    os.chmod(partial, 0o600)
     os.replace(partial, target)
     return target
 

@@ -130,3 +130,28 @@ def test_compare_reads_reports_and_query_directories(world, monkeypatch, tmp_pat
     conn.close()
     assert half.gpu.kernel_count == even < full.gpu.kernel_count
     assert len(world["calls"].read_text().splitlines()) == 1   # exported once, then from the cache
+
+
+def test_report_names_modes_and_junk_exports(world, monkeypatch):
+    """Issue 26.14: a report named like an option is a file; the export is private; junk is never cached."""
+    monkeypatch.setenv("PATH", f"{world['bin']}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.chdir(world["report"].parent)
+    odd = Path("--stats=true.nsys-rep")
+    odd.write_bytes(b"another report " + os.urandom(16))
+    res = CliRunner().invoke(main, ["summary", "--json", "--", str(odd)])
+    assert res.exit_code == 0, res.output
+    passed = world["calls"].read_text().splitlines()[-1]
+    assert passed == str(odd.absolute()) and not passed.startswith("-")
+    exports = list(world["cache"].rglob("*.sqlite"))
+    assert exports and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in exports)
+    assert stat.S_IMODE((world["cache"] / "pa" / "nsys-export").stat().st_mode) == 0o700
+    # a stand-in that exits 0 after writing junk: refused, nothing cached, the cache named
+    junk = world["bin"] / "nsys"
+    junk.write_text(f"#!{sys.executable}\nimport sys\nargs = sys.argv[1:]\n"
+                    "open(args[args.index('--output') + 1], 'w').write('junk')\n")
+    fresh = world["report"].with_name("fresh.nsys-rep")
+    fresh.write_bytes(b"a third report " + os.urandom(16))
+    before = set(world["cache"].rglob("*.sqlite"))
+    res = CliRunner().invoke(main, ["summary", str(fresh)])
+    assert res.exit_code == 2 and "did not write an SQLite file" in res.output and "nsys-export" in res.output
+    assert set(world["cache"].rglob("*.sqlite")) == before
