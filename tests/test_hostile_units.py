@@ -397,3 +397,35 @@ def test_a_site_template_prints_no_raw_escape_and_no_hyperlink(tmp_path) -> None
         assert "evil.example" not in out and "\x1b]8" not in out
         assert out.startswith("A\\x1b]52;c;SGVsbG8=\\x07B")
     assert "\x1b[1m" in make_env(site, True).get_template("report.txt.j2").render()   # bold survives
+
+
+def test_one_sql_step_cannot_run_away_in_a_profile_s_view(tmp_path) -> None:
+    """Issue 26.6: a view over StringIds building multi-megabyte strings, or calling instr on them, is bounded:
+    a clear error in seconds, not minutes and gigabytes (the statement clock cannot stop one step)."""
+    import time
+
+    from click.testing import CliRunner
+    from testkit.nsys_writer import write_nsys
+    from testkit.scenarios import example
+
+    from pa.cli import main
+    from pa.profile.open import _instr, open_readonly
+
+    assert (_instr("abc", "c"), _instr("abc", "x"), _instr(None, "a"), _instr(b"\x00ab", b"b")) == (3, 0, None, 3)
+    assert _instr("aaaa" * 250_000 + "b", "a" * 500_000 + "b") == 500_001          # linear, not 10^11 steps
+    path = write_nsys(example(), tmp_path / "p.sqlite")
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE StringIds RENAME TO StringIds_real")
+    # 200 MB per name (capped: printf gives NULL past the value limit) and a 3 MB instr haystack per row
+    conn.execute("CREATE VIEW StringIds AS SELECT id, CASE WHEN instr(printf('%.3000000c', 'a'), value || 'b') > 0 "
+                 "THEN 'x' ELSE value END || coalesce(substr(printf('%.200000000c', 'a'), 1, 0), '') AS value "
+                 "FROM StringIds_real")
+    conn.commit()
+    conn.close()
+    started = time.monotonic()
+    res = CliRunner().invoke(main, ["summary", str(path)])
+    assert time.monotonic() - started < 60, "bounded: seconds, not minutes"
+    assert res.exit_code == 2 and "cannot read relation" in res.output   # the view's printf is refused
+    assert len(res.output.strip().splitlines()) == 1
+    with open_readonly(path) as c:
+        assert c.execute("SELECT instr(?, ?)", ("x" * 1_000_000 + "y", "x" * 500_000 + "y")).fetchone() == (500_001,)

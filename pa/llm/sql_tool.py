@@ -58,7 +58,7 @@ from urllib.parse import quote
 from pa.llm.redact import Redactor, cap
 from pa.profile.canonical import RELATIONS
 from pa.profile.domain import REJECT_FUNCTION
-from pa.profile.open import check_file, open_readonly
+from pa.profile.open import bound_functions, check_file, open_readonly
 from pa.profile.relations import TABLE_PREFIX
 
 #: Functions the model may call. Deterministic, cheap scalar/aggregate/window functions only: no
@@ -186,7 +186,9 @@ class SqlSandbox:
             "|".join(rf"(?<![\w$]){re.escape(w)}(?![\w$])" for w in words), re.I) if words else None
         self._builtins = SafeBuiltins()
         self._builtins.install(conn)  # after the views: pa's own query files keep SQLite's built-ins
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        # the value cap and instr in linear time; printf/format stay (the model formats numbers), bounded
+        # by the cap and the statement's time limit, and randomblob/zeroblob are never allowed anyway
+        bound_functions(conn, MAX_VALUE_BYTES, refuse_amplifiers=False)
         conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES)
         conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 1)
         conn.setlimit(sqlite3.SQLITE_LIMIT_EXPR_DEPTH, 200)

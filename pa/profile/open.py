@@ -22,6 +22,7 @@ import sqlite3
 import stat
 import struct
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -194,6 +195,50 @@ class ProfileConnection(sqlite3.Connection):
     clock: QueryClock
 
 
+# A profile's views run inside pa's queries (rocpd files are views over per-run tables), so a hostile
+# view could build a 200 MB string or call a function for minutes inside one step, where the
+# statement clock (a progress handler between steps) cannot stop it. No real export holds a value near
+# this size (the largest string of the shared captures is 271 kB).
+MAX_VALUE_BYTES = 16 << 20
+
+
+def _instr(haystack: object, needle: object) -> int | None:
+    """SQLite's instr(X, Y) in linear time (Python's string search), not SQLite's quadratic loop."""
+    if haystack is None or needle is None:
+        return None
+    if isinstance(haystack, bytes) and isinstance(needle, bytes):
+        return haystack.find(needle) + 1
+    h = haystack.decode("utf-8", "replace") if isinstance(haystack, bytes) else str(haystack)
+    n = needle.decode("utf-8", "replace") if isinstance(needle, bytes) else str(needle)
+    return h.find(n) + 1
+
+
+# Functions that turn a few bytes of SQL into megabytes (a width, a size): no query file of pa's uses
+# them, and a profile's view calling them in every row costs seconds per row even under the value cap.
+AMPLIFYING_FUNCTIONS = ("printf", "format", "zeroblob", "randomblob")
+
+
+def _refuse(name: str) -> Callable[..., None]:
+    def refused(*_args: object) -> None:
+        raise sqlite3.DatabaseError(f"{name}() is not available to a profile's SQL (it builds values of any size)")
+    return refused
+
+
+def bound_functions(conn: sqlite3.Connection, max_value_bytes: int = MAX_VALUE_BYTES,
+                    refuse_amplifiers: bool = True) -> None:
+    """Bound what one SQL step can cost: a value cap, a linear-time instr, no size-amplifying functions.
+
+    No value above max_value_bytes (a clear "string or blob too big" instead of gigabytes), instr in
+    linear time (its built-in form is O(len X × len Y)), and (refuse_amplifiers) printf/format with a
+    width and zeroblob/randomblob refused: a profile's view that calls them fails in one line.
+    """
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_value_bytes)
+    conn.create_function("instr", 2, _instr, deterministic=True)
+    if refuse_amplifiers:
+        for name in AMPLIFYING_FUNCTIONS:
+            conn.create_function(name, -1, _refuse(name))
+
+
 def open_readonly(path: Path, timeout_s: float | None = None) -> ProfileConnection:
     """Open `path` read-only and immutable; verify that its schema can be read.
 
@@ -212,6 +257,7 @@ def open_readonly(path: Path, timeout_s: float | None = None) -> ProfileConnecti
     conn.text_factory = _decode_text
     conn.set_trace_callback(conn.clock.started)
     conn.set_progress_handler(conn.clock.check, _PROGRESS_EVERY)
+    bound_functions(conn)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         # Keep SQLite's scratch space out of the profile's directory and in memory for small sorts.

@@ -9,7 +9,11 @@
 -- per kernel per agent's code object, so symbol ids alone would split one kernel into several.
 WITH sym AS (
     SELECT id, guid, display_name, group_segment_size, sgpr_count, arch_vgpr_count,
-           min(id) OVER (PARTITION BY guid, display_name) AS name_id
+           min(id) OVER (PARTITION BY guid, display_name) AS name_id,
+           -- once per symbol, not per dispatch
+           CASE WHEN instr(display_name, '(') > 0
+                THEN substr(display_name, 1, instr(display_name, '(') - 1)
+                ELSE display_name END AS short_name
     FROM rocpd_info_kernel_symbol
 )
 SELECT
@@ -22,9 +26,7 @@ SELECT
     nullif(e.stack_id, 0) AS correlation_id,
     s.name_id AS name_id,
     s.display_name AS name,
-    CASE WHEN instr(s.display_name, '(') > 0
-         THEN substr(s.display_name, 1, instr(s.display_name, '(') - 1)
-         ELSE s.display_name END AS short_name,
+    s.short_name AS short_name,
     k.grid_size_x / nullif(k.workgroup_size_x, 0) AS grid_x,
     k.grid_size_y / nullif(k.workgroup_size_y, 0) AS grid_y,
     k.grid_size_z / nullif(k.workgroup_size_z, 0) AS grid_z,
