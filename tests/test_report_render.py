@@ -118,3 +118,18 @@ def test_no_findings_is_not_healthy() -> None:
     doc = validate_report(make_report(rule_result=rr))
     assert "No bottleneck found" in doc["headline"]["text"]
     assert "see what was not analysed" in render(doc, "text")
+
+
+def test_a_string_evidence_value_is_inert_in_markdown(doc: dict[str, Any]) -> None:
+    """Issue 26.4: a kernel name quoted as an evidence value cannot become a link, an image, raw HTML or a heading."""
+    import copy
+
+    hostile = ("gemm [click here](https://evil.example/p) ![px](https://evil.example/t.png) "
+               "<img src=x onerror=alert(1)>\n# Fake heading")
+    d = copy.deepcopy(doc)
+    d["hypotheses"][0]["evidence"][0]["values"][0]["value"] = hostile
+    md = render(d, "markdown")
+    line = next(ln for ln in md.splitlines() if "evil.example/p" in ln)
+    assert "`" in line and line.index("`") < line.index("[click here]")      # inside a code span
+    assert "](https://evil.example/p)" not in md.replace("`gemm [click here](https://evil.example/p)", "")
+    assert not any(ln.startswith("# Fake heading") for ln in md.splitlines())
