@@ -318,13 +318,9 @@ def test_key_metrics_split_copies_by_kind(real_profile, ref, real_report):
 
 def test_mpi_time_leaves_init_and_finalize_apart(summary_of):
     """saxpy_mpi_2022 records MPI as NVTX ranges; 646 ms of its MPI time is MPI_Init (start-up)."""
-    path = real_nsys_profile("saxpy_mpi_2022.sqlite")
-    if not path.is_file():
-        pytest.skip(missing_reason(path))
-    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    rows = conn.execute("SELECT coalesce(n.text, s.value), n.start, n.\"end\" FROM NVTX_EVENTS n "
-                        "LEFT JOIN StringIds s ON s.id = n.textId WHERE n.\"end\" > n.start").fetchall()
-    conn.close()
+    path, rows = _rows_of("saxpy_mpi_2022.sqlite",
+                          "SELECT coalesce(n.text, s.value), n.start, n.\"end\" FROM NVTX_EVENTS n "
+                          "LEFT JOIN StringIds s ON s.id = n.textId WHERE n.\"end\" > n.start")
     mpi = [(t, a, b) for t, a, b in rows if t and t.startswith("MPI_")]
     setup = [(a, b) for t, a, b in mpi if t in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")]
     run = [(a, b) for t, a, b in mpi if t not in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")]
@@ -340,13 +336,9 @@ def test_synchronous_copies_block_the_host_for_the_whole_call(summary_of, real_r
     return after their copy ends, but every synchronous copy waits for the GPU by contract."""
     import json
 
-    path = real_nsys_profile("saxpy_mpi_2022.sqlite")
-    if not path.is_file():
-        pytest.skip(missing_reason(path))
-    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    rows = conn.execute("SELECT r.start, r.\"end\" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
-                        "ON s.id = r.nameId WHERE s.value IN ('cudaMemcpy', 'cudaMemcpy_v3020')").fetchall()
-    conn.close()
+    path, rows = _rows_of("saxpy_mpi_2022.sqlite",
+                          "SELECT r.start, r.\"end\" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
+                          "ON s.id = r.nameId WHERE s.value IN ('cudaMemcpy', 'cudaMemcpy_v3020')")
     s = summary_of(path)
     assert s.sync is not None and s.sync.blocking_copy_ns == reference_union(rows)
     assert s.sync.blocking_copy_calls == 15          # the nested duplicate records count once
@@ -395,3 +387,15 @@ def test_start_up_is_named_by_its_longest_call(summary_of):
     warm = next(h for h in evaluate(bare, load_ruleset()).hypotheses if h.rule_id == "CAP-WARMUP-001")
     assert all(e.text.strip() for e in warm.evidence) and not any("longest GPU API call" in e.text
                                                                   for e in warm.evidence)
+
+
+def _rows_of(name: str, sql: str, params: tuple = ()) -> tuple[Path, list[tuple]]:
+    """(path, rows of `sql`) on the real export `name`, read-only; the test is skipped when it is absent."""
+    path = real_nsys_profile(name)
+    if not path.is_file():
+        pytest.skip(missing_reason(path))
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        return path, conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
