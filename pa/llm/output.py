@@ -256,13 +256,17 @@ def builtin_params() -> dict[str, Any]:
 
 
 def apply_answer(answer: LlmAnswer, rule_hyps: list[Hypothesis], scope: Scope, buckets: dict[str, int],
-                 summary: Any, warnings: list[str], params: Mapping[str, Any] | None = None) -> Review:
+                 summary: Any, warnings: list[str], params: Mapping[str, Any] | None = None,
+                 analysis_ns: int | None = None) -> Review:
     """Merge the validated answer into the rules' hypotheses under the engine's re-checks.
 
     `params` are the rule params the run used (RuleResult.params): a new finding's impact uses their
-    cut-offs; None means the built-in packs' values.
+    cut-offs; None means the built-in packs' values. `analysis_ns` is the analysis window the rules
+    judged on (RuleResult.analysis_ns: the span when the capture holds no steady state); None means
+    the GPU's active window of `summary`.
     """
     params = builtin_params() if params is None else params
+    analysis = analysis_window_ns(summary) if analysis_ns is None else analysis_ns
     span = int(summary.span_ns)
     by_id = {h.id: h for h in rule_hyps}
     engine_order = [h.id for h in rule_hyps]
@@ -325,7 +329,7 @@ def apply_answer(answer: LlmAnswer, rule_hyps: list[Hypothesis], scope: Scope, b
         left[b] = left.get(b, 0) - ns
     total_left = span - sum(_claims(out, span).values())
     for n, nh in enumerate(answer.new_hypotheses, start=1):
-        hyp = _new_hypothesis(f"L{n}", nh, scope, summary, left, total_left, warnings, review, params)
+        hyp = _new_hypothesis(f"L{n}", nh, scope, summary, left, total_left, warnings, review, params, analysis)
         if hyp is not None:
             if hyp.runtime_fraction_pct is not None:
                 got = round(hyp.runtime_fraction_pct / 100 * span)
@@ -348,7 +352,7 @@ def basis_ns(basis: FractionBasis, summary: Any) -> tuple[float | None, str]:
 
 def _new_hypothesis(hid: str, nh: NewHypothesis, scope: Scope, summary: Any, left: dict[str, int],
                     total_left: int, warnings: list[str], review: Review,
-                    params: Mapping[str, Any]) -> Hypothesis | None:
+                    params: Mapping[str, Any], analysis_ns: int) -> Hypothesis | None:
     span = int(summary.span_ns)
     values = [v for e in nh.evidence for v in e.values]
     cited = {v.source for v in values}
@@ -390,7 +394,7 @@ def _new_hypothesis(hid: str, nh: NewHypothesis, scope: Scope, summary: Any, lef
         review.speculative.append(hid)
     lower, upper = amdahl_bounds(frac)
     # judged on the analysis window like the rules' findings (pa.rules.evaluate, module docs)
-    wfrac = None if frac is None else window_fraction(frac * span, analysis_window_ns(summary))
+    wfrac = None if frac is None else window_fraction(frac * span, analysis_ns)
     wlower, wupper = amdahl_bounds(wfrac)
     return Hypothesis(
         id=hid, rule_id=None, bottleneck_type=nh.bottleneck_type, bucket=nh.bucket, title=nh.title,

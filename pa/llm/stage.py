@@ -340,7 +340,8 @@ def _review(answer: LlmAnswer, summary: Any, rule_result: Any, context: dict[str
                   mask=mask.text)
     warnings_: list[str] = []
     review = apply_answer(answer, rule_hyps, scope, dict(getattr(rule_result, "buckets", {}) or {}), summary,
-                          warnings_, params=rule_result.params or None)
+                          warnings_, params=rule_result.params or None,
+                          analysis_ns=getattr(rule_result, "analysis_ns", 0) or None)
     narrative_facts = scope.context + scope.tool_facts() + [f for h in rule_hyps for f in hypothesis_facts(h)]
     loose = ungrounded(mask.text(answer.narrative), narrative_facts)
     if loose:
