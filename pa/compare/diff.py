@@ -24,18 +24,12 @@ from pa.compare.model import (
     PhaseComparison,
 )
 from pa.compare.narrative import narrate
-from pa.metrics.idle import run_idle_ns
+from pa.metrics.idle import run_idle_ns, window_per_device_ns
 from pa.metrics.model import ProfileSummary
 from pa.metrics.phases.model import PhaseSummary
 from pa.rules.hypothesis import Hypothesis
 
 KEY_MIN_SPAN_FRACTION = 0.001
-
-
-def gpu_window_ns(s: ProfileSummary) -> int | None:
-    """The GPU's active window per device (first to last GPU operation; span-equivalent), None without one."""
-    g = s.gpu
-    return round(g.window_ns / g.device_count) if g.window_ns > 0 and g.device_count > 0 else None
 
 
 def overview(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[Change]:
@@ -47,7 +41,7 @@ def overview(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[Change]
         return int(getattr(obj, "cpu_blocked_ns" if f == "sync" else "total_ns"))
     return [
         change("span", "ns", b.span_ns, a.span_ns, floor),
-        change("gpu window", "ns", gpu_window_ns(b), gpu_window_ns(a), floor),
+        change("gpu window", "ns", window_per_device_ns(b), window_per_device_ns(a), floor),
         change("start-up", "ns", b.gpu.first_operation_ns, a.gpu.first_operation_ns, floor),
         change("gpu busy", "ns", b.gpu.busy_ns, a.gpu.busy_ns, floor),
         change("gpu idle", "ns", run_idle_ns(b), run_idle_ns(a), floor),

@@ -790,7 +790,7 @@ def mpi_summary(rel: Relations, span_ns: int) -> MpiSummary:
     by_op.sort(key=lambda o: (-o.total_ns, o.name))
     # MPI_Init / MPI_Finalize are start-up and tear-down (saxpy_mpi_2022: 646 of 896 ms of MPI is
     # MPI_Init): shown apart, never counted as the run's MPI time.
-    setup = np.array([str(n).upper().lstrip("P") in MPI_SETUP_CALLS for n in names.tolist()], dtype=bool)
+    setup = np.array([str(n).upper().removeprefix("P") in MPI_SETUP_CALLS for n in names.tolist()], dtype=bool)
     run = ~setup
     kinds = np.array([r[5] for r in rows], dtype=object)
     by_kind = {k: _per_process_union(pid[run & (kinds == k)], start[run & (kinds == k)], end[run & (kinds == k)])
@@ -862,8 +862,6 @@ def host_sets(api: ApiCalls | None, pids: set[int], mpi: Intervals, overhead: In
 def blocking_copy_rows(api: ApiCalls, copies: Ops, copy_corr: np.ndarray) -> np.ndarray:
     """Rows of `api` that block the host until the GPU: synchronous copies, and calls past their copy.
 
-    Every synchronous copy call counts, and the copy or memset calls which returned only after their
-    copy had ended.
     A synchronous copy (cudaMemcpy, hipMemcpy: kind memcpy) waits for the GPU by contract: it
     synchronises with the work queued before it, then copies (from pageable memory through a staging
     buffer), so the host is blocked for the whole call even where the call returns before the DMA

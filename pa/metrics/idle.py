@@ -25,3 +25,14 @@ def idle_ns(duration_ns: int, busy_ns: int, devices: int = 1) -> int:
 def run_idle_ns(summary: ProfileSummary) -> int:
     """Idle device time over the whole span: span × devices with activity (at least 1) − busy."""
     return idle_ns(summary.span_ns, summary.gpu.busy_ns, max(summary.gpu.device_count, 1))
+
+
+def window_per_device_ns(summary: ProfileSummary) -> int | None:
+    """The GPUs' active window (first to last GPU operation) per device with activity; None without one.
+
+    Span-equivalent like the claims: gpu.window_ns summed over devices ÷ their number. The analysis
+    window the rules judge on (pa.rules.evaluate.analysis_window_ns) and `pa compare`'s "gpu window"
+    are this one figure.
+    """
+    g = summary.gpu
+    return round(g.window_ns / g.device_count) if g.window_ns > 0 and g.device_count > 0 else None

@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pa.metrics.idle import window_per_device_ns
 from pa.metrics.model import ProfileSummary, SkippedItem
 from pa.rules.expr import Expr, ExprError, Scope
 from pa.rules.expr import evaluate as eval_expr
@@ -127,11 +128,9 @@ def analysis_window_ns(summary: ProfileSummary) -> int:
     GPU activity (gpu.device_count); divided by their number it is span-equivalent time, on the scale
     of the claims (a claim of the idle bucket is device time ÷ devices too). It never exceeds the span.
     """
-    g = summary.gpu
     span = max(0, summary.span_ns)
-    if g.window_ns > 0 and g.device_count > 0:
-        return max(1, min(span, round(g.window_ns / g.device_count)))
-    return span
+    window = window_per_device_ns(summary)
+    return span if window is None else max(1, min(span, window))
 
 
 def _unit_of(name: str) -> str | None:
