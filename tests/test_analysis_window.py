@@ -18,6 +18,7 @@ from testkit.nsys_writer import write_nsys
 from testkit.rocpd_writer import write_rocpd
 from testkit.scenario import Scenario
 from testkit.scenarios import K_GEMM, MS, T0, US, _Builder
+from testkit.site_rules import site_rule as _rule
 
 from pa.cli import main
 from pa.metrics.model import DeviceSummary, GpuTotals, ProfileInfo, ProfileSummary, SyncSummary
@@ -48,23 +49,6 @@ def window_summary(devices: int = 1, window: int = WINDOW) -> ProfileSummary:
         idle_gaps=[], kernels=[], streams=[],
         sync=SyncSummary(cpu_blocked_ns=0, call_count=1, by_api=[]),
     )
-
-
-def _rule(rid: str, frac: str | None, claim: str = "recoverable", impact: str = "auto", conf: float = 0.5,
-          groups: list[str] | None = None) -> dict[str, Any]:
-    rule: dict[str, Any] = {
-        "id": rid, "title": rid, "description": "a test rule claiming a fixed fraction", "when": "true",
-        "bottleneck_type": "other", "bucket": "idle", "runtime_fraction": frac, "confidence": conf,
-        "action_category": "algorithm",
-        "evidence": [{"text": "span {{ summary.span_ns | dur }}", "cite": ["summary.span_ns"]}],
-        "suggestion": "s", "counterfactual": "a test counterfactual that claims a fixed share"}
-    if claim != "recoverable":
-        rule["claim"] = claim
-    if impact != "auto":
-        rule["expected_impact"] = impact
-    if groups:
-        rule["groups"] = groups
-    return rule
 
 
 # the built-in capture rules, by id: disabling the group would disable the test's own caveat too

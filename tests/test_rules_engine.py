@@ -9,6 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from testkit.site_rules import site_rule as _site_rule
 
 from pa.errors import UserError
 from pa.metrics.model import (
@@ -203,20 +204,6 @@ def test_bad_template_is_a_load_error(tmp_path: Path) -> None:
     rule = {**rule, "id": "SITE-T-001", "suggestion": "{{ nosuch_name }}"}
     with pytest.raises(UserError, match=r"rule SITE-T-001: field suggestion: template uses unknown name"):
         load_ruleset([pack(tmp_path, {"hypotheses": [rule]})])
-
-
-def _site_rule(rid: str, frac: str | None, bucket: str = "idle", conf: float = 0.5, claim: str = "recoverable",
-               impact: str = "auto") -> dict[str, Any]:
-    rule = {"id": rid, "title": rid, "description": "a test rule claiming a fixed fraction",
-            "when": "true", "bottleneck_type": "other", "bucket": bucket, "runtime_fraction": frac,
-            "confidence": conf, "action_category": "algorithm",
-            "evidence": [{"text": "span {{ summary.span_ns | dur }}", "cite": ["summary.span_ns"]}],
-            "suggestion": "s", "counterfactual": "a test counterfactual that claims a fixed share"}
-    if claim != "recoverable":
-        rule["claim"] = claim
-    if impact != "auto":
-        rule["expected_impact"] = impact
-    return rule
 
 
 def test_fraction_outside_unit_interval_is_a_rule_error(tmp_path: Path) -> None:
