@@ -399,3 +399,18 @@ def _rows_of(name: str, sql: str, params: tuple = ()) -> tuple[Path, list[tuple]
         return path, conn.execute(sql, params).fetchall()
     finally:
         conn.close()
+
+
+def test_a_capture_without_a_steady_state_says_it_was_judged_whole(real_report):
+    """nsys2022.1_dlprof_2streams: one 5 ms pass of autotuning kernels after 2.2 s of start-up; the
+    headline speaks of the capture, not of a steady-state window it does not have."""
+    import json
+
+    path = real_nsys_profile("nsys2022.1_dlprof_2streams.sqlite")
+    if not path.is_file():
+        pytest.skip(missing_reason(path))
+    doc = json.loads(real_report(path, "json"))
+    assert doc["summary"]["steady_state"] is False
+    assert doc["summary"]["analysis_window_ns"] == doc["summary"]["span_ns"]
+    assert doc["headline"]["text"].endswith("No finding demonstrates a gain of medium or high impact in this capture.")
+    assert "no steady state in it" in real_report(path, "text")

@@ -194,8 +194,12 @@ def key_metrics(s: ProfileSummary, analysis_ns: int | None = None, steady: bool 
     )
 
 
-def _headline(hyps: list[ReportHypothesis], skipped: int, gpu_captured: bool = True) -> Headline:
-    """The headline follows the ranking: its first finding, worded by what that finding can claim."""
+def _headline(hyps: list[ReportHypothesis], skipped: int, gpu_captured: bool = True,
+              steady: bool | None = None) -> Headline:
+    """The headline follows the ranking: its first finding, worded by what that finding can claim.
+
+    `steady` False: the capture holds no steady state, so the findings were judged on the whole capture.
+    """
     if not hyps:
         text = "No bottleneck found by the rules"
         text += f"; {skipped} analyses could not be done (see below)." if skipped else "."
@@ -218,7 +222,8 @@ def _headline(hyps: list[ReportHypothesis], skipped: int, gpu_captured: bool = T
                              p.window_fraction_pct, None, p.window_speedup_pct_upper)
             text += f" Largest demonstrated gain: {p.title} ({p.bottleneck_type}): {gain}."
         elif gpu_captured:
-            text += " No finding demonstrates a gain of medium or high impact in the GPU's active window."
+            where = "this capture" if steady is False else "the GPU's active window"
+            text += f" No finding demonstrates a gain of medium or high impact in {where}."
         return Headline(text=text, **ref)
     if h.claim == "recoverable":
         gain = gain_text(h.claim, h.runtime_fraction_pct, None, h.estimated_speedup_pct_upper,
@@ -336,7 +341,7 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: RuleResult, r
     metrics = key_metrics(main_summary, rule_result.analysis_ns or None,
                           steady if isinstance(steady, bool) else None)
     hyps, headline = annotate(hyps, _headline(hyps, sum(1 for k in skipped if k.stage in ("summary", "rules")),
-                                              metrics.gpu_activity_captured), llm)
+                                              metrics.gpu_activity_captured, metrics.steady_state), llm)
     return Report(
         headline=headline,
         profiles=[_profile_ref(s, run.keep_paths) for s in summaries],
