@@ -372,7 +372,8 @@ class CopySummary(_Model):
     round_trip_ns: int = Field(0, description="time of all their copies")
     round_trip_resident_saving_ns: int = Field(
         0, description="what keeping those buffers resident on the device would save: all their copies but "
-                       "the first upload and the last download of each size")
+                       "the initial uploads (before the device's first kernel; the first at least) and the "
+                       "final downloads (after its last kernel; the last at least) of each size")
     migrations: MigrationSummary | None = Field(
         None, description="unified-memory migrations (None: none recorded); by_direction, by_kind and the "
                           "round trips count explicit copies only")

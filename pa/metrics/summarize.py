@@ -465,7 +465,10 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
             warnings.append(f"{int(slow.sum())} copy record(s) are implausibly slow (e.g. {example}, over "
                             f"{formatting.duration(SLOW_COPY_EXCESS_NS)} beyond 1 GB/s): bad timestamps from the "
                             "writer or a copy the driver held; their time is counted as recorded")
-        trips, trip_count, trip_ns, trip_saving = round_trips(ex, ex_dur)
+        kernel_span = {d: (int(a.kernels[0][0]), int(a.kernels[1][-1]))
+                       for d, a in acts.items() if len(a.kernels[0])}
+        trips, trip_count, trip_ns, trip_saving = round_trips(
+            ex, ex_dur, copies.start[explicit], copies.end[explicit], copies.device[explicit], kernel_span)
         copies_summary = CopySummary(
             count=int(explicit.sum()), bytes=sum(t.bytes for t in by_dir), total_ns=int(ex_dur.sum()),
             busy_ns=sum(iv.length(a.copies) for a in acts.values()), exposed_ns=exposed_copy,

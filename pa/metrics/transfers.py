@@ -145,13 +145,21 @@ def memset_stats(rel: Relations) -> list[MemsetStats]:
 ROUND_TRIPS_LISTED = 10
 
 
-def round_trips(cols: dict[str, np.ndarray], duration: np.ndarray) -> tuple[list[RoundTrip], int, int, int]:
+def round_trips(cols: dict[str, np.ndarray], duration: np.ndarray, start: np.ndarray, end: np.ndarray,
+                device: np.ndarray, kernel_span: dict[int, tuple[int, int]]) -> tuple[list[RoundTrip], int, int, int]:
     """Sizes copied host→device and back at least twice each way: (largest ones, count, time, saving).
 
     The trace names no buffer, only sizes: a size that goes up and comes back again and again, in a
     loop, is most likely the same buffers crossing the link every iteration (OpenMP `map(tofrom:)` in
     a loop, an explicit upload/download per step). Keeping them resident on the device leaves the
-    first upload and the last download of each size: the saving is every other copy's time.
+    initial uploads and the final downloads of each size. Several buffers can share a size (x and y
+    of a SAXPY): every upload of that size before the device's first kernel is a distinct buffer's
+    initial upload, and every download after its last kernel a distinct final one, so all of those
+    are kept (at least the first upload and the last download); the saving is the other copies' time
+    (issue 25, item 10: one kept per size double-counted the second buffer).
+
+    `kernel_span` maps a device to (first kernel start, last kernel end); a device without kernels
+    keeps all its copies of the size (no loop around kernels can be shown there).
     """
     nbytes = np.where(cols["bytes"] < 0, 0, cols["bytes"])
     d = cols["direction_code"]
@@ -166,11 +174,26 @@ def round_trips(cols: dict[str, np.ndarray], duration: np.ndarray) -> tuple[list
     for size, nu, nd in zip(both.tolist(), up_n[iu].tolist(), down_n[idn].tolist(), strict=True):
         if size <= 0 or nu < 2 or nd < 2:
             continue
-        tu = int(duration[htod & (nbytes == size)].sum())
-        td = int(duration[dtoh & (nbytes == size)].sum())
+        up, down = htod & (nbytes == size), dtoh & (nbytes == size)
+        tu = int(duration[up].sum())
+        td = int(duration[down].sum())
         count += min(nu, nd)
         total += tu + td
-        saving += tu * (nu - 1) // nu + td * (nd - 1) // nd
+        for dev in np.unique(device[up | down]).tolist():
+            first, last = kernel_span.get(dev, (None, None))
+            if first is None or last is None:
+                continue
+            u = np.flatnonzero(up & (device == dev))
+            w = np.flatnonzero(down & (device == dev))
+            # Kept: the uploads before the first kernel (the earliest one at least), the downloads after
+            # the last kernel (the latest one at least).
+            keep_u = start[u] < first
+            if u.size and not keep_u.any():
+                keep_u[int(np.argmin(start[u]))] = True
+            keep_w = end[w] > last
+            if w.size and not keep_w.any():
+                keep_w[int(np.argmax(end[w]))] = True
+            saving += int(duration[u[~keep_u]].sum()) + int(duration[w[~keep_w]].sum())
         out.append(RoundTrip(bytes=int(size), htod_count=nu, htod_ns=tu, dtoh_count=nd, dtoh_ns=td))
     out.sort(key=lambda r: (-(r.htod_ns + r.dtoh_ns), r.bytes))
     return out[:ROUND_TRIPS_LISTED], count, total, saving
