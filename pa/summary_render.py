@@ -25,6 +25,14 @@ if TYPE_CHECKING:   # annotations only: the one-file summary must not import the
     from pa.ranks.model import CrossRank
 
 
+def _wave_fill(ratio: float | None) -> str:
+    """Waves a kernel's grid fills: two decimals, but two significant digits below 0.01, so a 2-block grid
+    on 108 SMs reads 0.0046, not a flat 0.00 that looks like no data (issue 25, item 5)."""
+    if ratio is None:
+        return "n/a"
+    return f"{ratio:.2f}" if ratio >= 0.01 or ratio == 0 else f"{ratio:.2g}"
+
+
 def _t(value: Any) -> str:
     """A value from the profile as inert rich text: control characters shown as escapes, markup escaped."""
     return escape(escape_controls(str(value)))
@@ -90,7 +98,7 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
         for k in s.kernels[:15]:
             t.add_row(_t((k.display_name or k.short_name or k.name)[:60]), str(k.count), fmt_ns(k.total_ns),
                       fmt_ns(k.mean_ns), fmt_ns(k.std_ns), fmt_pct(k.share_of_gpu_time_pct), _t(k.grid), _t(k.block),
-                      "n/a" if k.wave_fill_ratio is None else f"{k.wave_fill_ratio:.2f}")
+                      _wave_fill(k.wave_fill_ratio))
         c.print(t)
     for g in s.idle_gaps:
         t = Table(title=f"Idle gaps, device {g.device}: {g.gap_count} gaps, idle {fmt_ns(g.idle_ns)} "
