@@ -160,7 +160,8 @@ KINDS = (("sync", lambda n: bool(SYNC.match(n))),
                                             "cudaGraphLaunch", "cuGraphLaunch", "cuLaunchCooperativeKernel"))),
          ("alloc", lambda n: n.startswith(("cudaMalloc", "cudaHostAlloc", "cuMemAlloc", "cuMemHostAlloc",
                                            "cudaFree", "cuMemFree"))))
-OWNER_OF = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "launch": "launch", "alloc": "alloc"}
+OWNER_OF = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "launch": "launch", "alloc": "alloc",
+            "mpi": "mpi"}
 
 
 def _merge(pairs):
@@ -218,6 +219,14 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                              'FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId '
                              'WHERE n."end" > n.start').fetchall()
         jit += [(a, b, p) for a, b, p, text in texts if _names_compiling(text or "")]
+    mpi = []
+    if "NVTX_EVENTS" in tables:  # MPI traced as NVTX ranges MPI_* in a domain named "MPI" (older Nsight Systems)
+        mpi = conn.execute(
+            'SELECT n.start, n."end", (n.globalTid >> 24) & 16777215 FROM NVTX_EVENTS n '
+            "LEFT JOIN StringIds s ON s.id = n.textId WHERE coalesce(n.text, s.value) GLOB 'MPI_*' "
+            'AND n."end" > n.start AND EXISTS (SELECT 1 FROM NVTX_EVENTS d LEFT JOIN StringIds ds ON ds.id = d.textId '
+            "WHERE d.domainId = n.domainId AND coalesce(d.text, ds.value) = 'MPI' AND d.eventType = 75 "
+            "AND (d.globalTid >> 24) & 16777215 = (n.globalTid >> 24) & 16777215)").fetchall()
     conn.close()
     out = {}
     for dev in sorted({o[2] for o in ops}):
@@ -227,7 +236,9 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                           + ([(s, e) for s, e, p in jit if p in pids] if k == "compile" else []))
                 for k, test in KINDS}
         ov = _merge([(s, e) for s, e, p in over if p in pids])
-        every = _merge([tuple(x) for m in (*sets.values(), ov) for x in m])
+        mpi_set = _merge([(s, e) for s, e, p in mpi if p in pids])
+        api_set = _merge([tuple(x) for m in sets.values() for x in m])
+        every = _merge([tuple(x) for m in (*sets.values(), ov, mpi_set) for x in m])
         idle: dict[str, int] = defaultdict(int)
         rec: dict[str, int] = defaultdict(int)
         stall_rec = []
@@ -244,6 +255,12 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
             prev = busy[i][1] - busy[i][0]
             round_trip = 2 * min(rest, prev) >= rest
             cover = {k: min(_cover(sets[k], g0, g1), rest) for k, _ in KINDS}
+            cover["mpi"] = min(_cover(mpi_set, g0, g1), rest)
+            # MPI only (no GPU API call at the same time): inside a host-work gap, MPI's own part
+            mpi_only = min(max(_cover(mpi_set, g0, g1) - sum(_cover([[max(a, c), min(b, d)]], g0, g1)
+                                                               for a, b in mpi_set for c, d in api_set
+                                                               if max(a, c) < min(b, d)), 0), rest)
+            round_trip = round_trip and 2 * cover["mpi"] < rest   # a wait handing results to MPI is no round trip
             if 2 * own > rest and own >= 1_000_000:
                 owner, r = "cpu_stall", rest
             elif round_trip and _inside(sets["sync"], g0):
@@ -257,18 +274,25 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
             elif 2 * cover["compile"] >= rest:
                 owner, r = "compile", cover["compile"]
             else:
-                kind = max(cover, key=lambda k: (cover[k], -[k for k, _ in KINDS].index(k)))
+                order = [k for k, _ in KINDS] + ["mpi"]
+                kind = max(cover, key=lambda k: (cover[k], -order.index(k)))
                 owner = OWNER_OF[kind]
                 r = {"sync": min(rest, prev), "copy_wait": min(rest, prev), "launch": cover["launch"],
-                     "alloc": cover["alloc"], "compile": cover["compile"]}[owner]
-            idle[owner] += rest
-            if owner == "cpu_stall":
-                stall_rec.append(r)
+                     "alloc": cover["alloc"], "compile": cover["compile"], "mpi": rest}[owner]
+            part = mpi_only if owner == "cpu_stall" else 0
+            idle[owner] += rest - part
+            idle["mpi"] += part
+            if owner in ("cpu_stall", "mpi"):
+                stall_rec.append((owner, r, part, rest))
             else:
                 rec[owner] += r
         busy_len = reference_union([tuple(b) for b in busy])
-        want = sum(stall_rec)
-        rec["cpu_stall"] = sum(r * busy_len // want for r in stall_rec) if want > busy_len else want
+        want = sum(r for _, r, _, _ in stall_rec)
+        for owner, r, part, rest in stall_rec:
+            r = r * busy_len // want if want > busy_len else r
+            moved = int(r * (part / rest)) if part else 0   # the MPI part's share of the gap's recoverable time
+            rec[owner] += r - moved
+            rec["mpi"] += moved
         out[dev] = ({k: v for k, v in idle.items() if v}, {k: v for k, v in rec.items() if v})
     return out
 

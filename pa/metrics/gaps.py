@@ -11,12 +11,18 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
 2. `cpu_stall` for host work of its own: more than half of the rest, and at least host_work_min_ns
    (1 ms), is host time outside every GPU API call the profile records (launch, copy, sync,
    alloc/free) and outside MPI. Work of that size is computation or I/O the host does for itself
-   (writing a checkpoint, preparing the next batch), whatever wait came before it.
+   (writing a checkpoint, preparing the next batch), whatever wait came before it. The part of such
+   a gap that MPI calls cover is MPI's, not host work (`mpi_ns`): a host phase with an MPI_Recv in
+   the middle is two causes with two fixes, and each owns the time it covers (issue 25, item 5).
 3. `sync` / `copy_wait`: the host was blocked in a synchronising call (sync) or in a copy call
    (copy_wait, e.g. a synchronous or pageable cudaMemcpy) when the GPU ran out of work, and had it
    run ahead instead of waiting, at least half of the gap would have been hidden behind the GPU work
    before it (see below): a synchronisation round trip. The little the host did after the wait (loop
    bookkeeping, the next launch) was serialised by the wait.
+   Not when MPI calls cover at least half of the rest: a sync or a blocking copy right before an MPI
+   call hands the GPU's result to MPI (kernel → cudaDeviceSynchronize → MPI_Allreduce). That wait is
+   needed; the gap is MPI's (item 4), and the lever is overlapping communication with computation,
+   not removing the sync (issue 25, item 6).
    Otherwise `cpu_stall` too when more than half of the rest is the host's own time: more host work
    than GPU work it could hide behind; except in a short gap (under dispatch_max_ns, 100 µs) in which
    the host issues the next operation (a launch or copy call), which is `dispatch`: the host's own
@@ -129,16 +135,28 @@ class GapTable:
     recoverable_ns: np.ndarray
     cover: dict[str, np.ndarray]  # per host kind, covered ns of each gap
     critical_busy_ns: int = 0     # busy time the host waited on (see classify_gaps)
+    # Of a gap owned by host work (cpu_stall), the part MPI calls cover: MPI's idle, not host work's.
+    # None: no such part in any gap.
+    mpi_ns: np.ndarray | None = None
 
     def totals(self, weights: np.ndarray | None = None) -> tuple[dict[str, int], dict[str, int]]:
         """(idle by cause, recoverable by cause), each gap weighted by `weights` (default 1)."""
         w = np.ones(len(self.start)) if weights is None else weights
         idle = {c: 0 for c in GAP_CAUSES}
         rec = {c: 0 for c in GAP_CAUSES}
+        owned, recoverable = self.owned_ns, self.recoverable_ns
+        if self.mpi_ns is not None:
+            # A host-work gap's MPI part: its idle, and its share of the gap's recoverable time.
+            part = self.mpi_ns
+            share = np.where(owned > 0, part / np.maximum(owned, 1), 0.0)
+            part_rec = np.floor(recoverable * share).astype(np.int64)
+            idle["mpi"] += round(float((part * w).sum()))
+            rec["mpi"] += round(float((part_rec * w).sum()))
+            owned, recoverable = owned - part, recoverable - part_rec
         for c, code in _CODE.items():
             m = self.owner == code
-            idle[c] += round(float((self.owned_ns[m] * w[m]).sum()))
-            rec[c] += round(float((self.recoverable_ns[m] * w[m]).sum()))
+            idle[c] += round(float((owned[m] * w[m]).sum()))
+            rec[c] += round(float((recoverable[m] * w[m]).sum()))
         idle["overhead"] += round(float((self.overhead_ns * w).sum()))
         return idle, rec
 
@@ -168,7 +186,8 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
     every = iv.union_of([*kinds.values(), host.overhead])
     own = np.maximum(length - iv.covered_many(every, gs, ge), 0)
     r_prev = np.minimum(rest, prev_seg)
-    round_trip = 2 * r_prev >= rest
+    # A wait that hands the GPU's result to MPI (MPI covers half the gap or more) is no round trip.
+    round_trip = (2 * r_prev >= rest) & (2 * cover["mpi"] < rest)
     sync_at = iv.contains_many(host.sync, gs) & round_trip
     copy_at = iv.contains_many(host.copy, gs) & round_trip & ~sync_at
     stall = 2 * own > rest
@@ -224,7 +243,13 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
     waited = iv.contains_many(blocked, gs)
     seg = be - bs
     critical = int(seg[:-1][waited].sum()) + int(seg[-1]) if len(seg) else 0
-    return GapTable(device, gs, ge, owner, rest, overhead, recoverable, cover, critical)
+    # MPI inside a host-work gap is MPI's time (the MPI calls covered by no GPU API call).
+    api_only = iv.union_of([host.sync, host.copy, host.compile, host.launch, host.alloc])
+    mpi_part = np.where(owner == _CODE["cpu_stall"],
+                        np.minimum(np.maximum(cover["mpi"] - iv.covered_many(iv.intersect(host.mpi, api_only), gs, ge), 0),
+                                   rest), 0) if n else np.zeros(0, dtype=np.int64)
+    return GapTable(device, gs, ge, owner, rest, overhead, recoverable, cover, critical,
+                    mpi_part.astype(np.int64) if np.any(mpi_part) else None)
 
 
 def device_gaps(busy: iv.Merged, table: GapTable, span_start: int, span_end: int) -> DeviceGaps:
