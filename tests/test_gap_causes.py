@@ -178,6 +178,20 @@ def _cover(m, lo, hi):
     return sum(max(0, min(e, hi) - max(s, lo)) for s, e in m if s < hi and e > lo)
 
 
+def _intersect(a, b):
+    """The intersection of two merged, sorted interval lists (a two-pointer sweep)."""
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo < hi:
+            out.append([lo, hi])
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
 def _inside(m, t):
     i = bisect.bisect_right([s for s, _ in m], t) - 1
     return i >= 0 and m[i][1] > t
@@ -239,6 +253,8 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
         mpi_set = _merge([(s, e) for s, e, p in mpi if p in pids])
         api_set = _merge([tuple(x) for m in sets.values() for x in m])
         every = _merge([tuple(x) for m in (*sets.values(), ov, mpi_set) for x in m])
+        alloc_in_lc = _intersect(sets["alloc"], _merge([tuple(x) for x in sets["launch"] + sets["compile"]]))
+        mpi_in_api = _intersect(mpi_set, api_set)
         idle: dict[str, int] = defaultdict(int)
         rec: dict[str, int] = defaultdict(int)
         stall_rec = []
@@ -257,9 +273,7 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
             cover = {k: min(_cover(sets[k], g0, g1), rest) for k, _ in KINDS}
             cover["mpi"] = min(_cover(mpi_set, g0, g1), rest)
             # MPI only (no GPU API call at the same time): inside a host-work gap, MPI's own part
-            mpi_only = min(max(_cover(mpi_set, g0, g1) - sum(_cover([[max(a, c), min(b, d)]], g0, g1)
-                                                               for a, b in mpi_set for c, d in api_set
-                                                               if max(a, c) < min(b, d)), 0), rest)
+            mpi_only = min(max(_cover(mpi_set, g0, g1) - _cover(mpi_in_api, g0, g1), 0), rest)
             round_trip = round_trip and 2 * cover["mpi"] < rest   # a wait handing results to MPI is no round trip
             if 2 * own > rest and own >= 1_000_000:
                 owner, r = "cpu_stall", rest
@@ -280,6 +294,13 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                 r = {"sync": min(rest, prev), "copy_wait": min(rest, prev), "launch": cover["launch"],
                      "alloc": cover["alloc"], "compile": cover["compile"], "mpi": rest}[owner]
             part = mpi_only if owner == "cpu_stall" else 0
+            if owner in ("launch", "compile"):
+                # the allocation calls' own part (outside launch and compile calls) is the allocation's
+                both = _cover(alloc_in_lc, g0, g1)
+                alloc_part = min(max(cover["alloc"] - both, 0), max(rest - r, 0))
+                idle[owner] -= alloc_part
+                idle["alloc"] += alloc_part
+                rec["alloc"] += alloc_part
             idle[owner] += rest - part
             idle["mpi"] += part
             if owner in ("cpu_stall", "mpi"):

@@ -12,7 +12,7 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
    (1 ms), is host time outside every GPU API call the profile records (launch, copy, sync,
    alloc/free) and outside MPI. Work of that size is computation or I/O the host does for itself
    (writing a checkpoint, preparing the next batch), whatever wait came before it. The part of such
-   a gap that MPI calls cover is MPI's, not host work (`mpi_ns`): a host phase with an MPI_Recv in
+   a gap that MPI calls cover is MPI's, not host work (a `GapPart`): a host phase with an MPI_Recv in
    the middle is two causes with two fixes, and each owns the time it covers (issue 25, item 5).
 3. `sync` / `copy_wait`: the host was blocked in a synchronising call (sync) or in a copy call
    (copy_wait, e.g. a synchronous or pageable cudaMemcpy) when the GPU ran out of work, and had it
@@ -34,7 +34,11 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
    back to back (the host was ahead), which recovers ~nothing.
 4. otherwise the kind of call covering most of the gap: `compile` (module loading, JIT, the driver's
    lazy loading, NVTX/rocTX ranges named as compiling), `launch`, `alloc`, `mpi` (or `sync` /
-   `copy_wait` for blocking calls that began inside the gap).
+   `copy_wait` for blocking calls that began inside the gap). In a gap owned by `launch` or `compile`
+   the allocation and free calls own the part they cover (outside the launch and compile calls): a
+   loop that allocates, launches and synchronises every iteration (OpenACC data clauses, a
+   malloc/launch/free per step) has launch-owned gaps with an allocation in each, and a pool removes
+   that part whoever owns the rest (issue 25, item 7).
 5. `unknown`: the profile holds no host API calls at all, so nothing can be said of the host.
 
 Recoverable time, per gap, is what the trace proves the named fix can remove (the counterfactual):
@@ -122,6 +126,22 @@ class HostSets:
                 "alloc": self.alloc, "mpi": self.mpi}
 
 
+@dataclass(frozen=True)
+class GapPart:
+    """The part of each gap that `cause` owns although another cause owns the gap.
+
+    idle_ns: time taken from the gap's owner; recoverable_ns: what `cause`'s fix recovers of it;
+    taken_ns: how much of the owner's recoverable time that is (a share of it when both fixes hide the
+    same time behind GPU work, as MPI and host work do; 0 when the part's recovery is its own, as a
+    pool's is beside a graph's).
+    """
+
+    cause: str
+    idle_ns: np.ndarray
+    recoverable_ns: np.ndarray
+    taken_ns: np.ndarray
+
+
 @dataclass
 class GapTable:
     """Every in-window gap of one device with its owner and the time a fix could recover."""
@@ -135,9 +155,9 @@ class GapTable:
     recoverable_ns: np.ndarray
     cover: dict[str, np.ndarray]  # per host kind, covered ns of each gap
     critical_busy_ns: int = 0     # busy time the host waited on (see classify_gaps)
-    # Of a gap owned by host work (cpu_stall), the part MPI calls cover: MPI's idle, not host work's.
-    # None: no such part in any gap.
-    mpi_ns: np.ndarray | None = None
+    # Parts of gaps owned by another cause than the gap's owner (MPI inside host work, allocation
+    # inside launch gaps); empty when no gap has one.
+    parts: tuple[GapPart, ...] = ()
 
     def totals(self, weights: np.ndarray | None = None) -> tuple[dict[str, int], dict[str, int]]:
         """(idle by cause, recoverable by cause), each gap weighted by `weights` (default 1)."""
@@ -145,14 +165,10 @@ class GapTable:
         idle = {c: 0 for c in GAP_CAUSES}
         rec = {c: 0 for c in GAP_CAUSES}
         owned, recoverable = self.owned_ns, self.recoverable_ns
-        if self.mpi_ns is not None:
-            # A host-work gap's MPI part: its idle, and its share of the gap's recoverable time.
-            part = self.mpi_ns
-            share = np.where(owned > 0, part / np.maximum(owned, 1), 0.0)
-            part_rec = np.floor(recoverable * share).astype(np.int64)
-            idle["mpi"] += round(float((part * w).sum()))
-            rec["mpi"] += round(float((part_rec * w).sum()))
-            owned, recoverable = owned - part, recoverable - part_rec
+        for part in self.parts:
+            idle[part.cause] += round(float((part.idle_ns * w).sum()))
+            rec[part.cause] += round(float((part.recoverable_ns * w).sum()))
+            owned, recoverable = owned - part.idle_ns, recoverable - part.taken_ns
         for c, code in _CODE.items():
             m = self.owner == code
             idle[c] += round(float((owned[m] * w[m]).sum()))
@@ -243,13 +259,26 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
     waited = iv.contains_many(blocked, gs)
     seg = be - bs
     critical = int(seg[:-1][waited].sum()) + int(seg[-1]) if len(seg) else 0
-    # MPI inside a host-work gap is MPI's time (the MPI calls covered by no GPU API call).
+    # MPI inside a host-work gap is MPI's time (the MPI calls covered by no GPU API call), and takes
+    # its share of the gap's recoverable time (both hide behind the same GPU work).
+    parts: list[GapPart] = []
     api_only = iv.union_of([host.sync, host.copy, host.compile, host.launch, host.alloc])
-    mpi_part = np.where(owner == _CODE["cpu_stall"],
-                        np.minimum(np.maximum(cover["mpi"] - iv.covered_many(iv.intersect(host.mpi, api_only), gs, ge), 0),
-                                   rest), 0) if n else np.zeros(0, dtype=np.int64)
-    return GapTable(device, gs, ge, owner, rest, overhead, recoverable, cover, critical,
-                    mpi_part.astype(np.int64) if np.any(mpi_part) else None)
+    stall_gap = owner == _CODE["cpu_stall"]
+    if n and np.any(stall_gap & (cover["mpi"] > 0)):
+        mpi_only = np.maximum(cover["mpi"] - iv.covered_many(iv.intersect(host.mpi, api_only), gs, ge), 0)
+        part = np.where(stall_gap, np.minimum(mpi_only, rest), 0)
+        share = np.where(rest > 0, part / np.maximum(rest, 1), 0.0)
+        taken = np.floor(recoverable * share).astype(np.int64)
+        parts.append(GapPart("mpi", part.astype(np.int64), taken, taken))
+    # Allocation inside a launch- or compile-owned gap is the allocation's: a pool removes it, beside
+    # whatever the graph or the warm-up removes (the owner keeps the calls it covers).
+    cover_gap = (owner == _CODE["launch"]) | (owner == _CODE["compile"])
+    if n and np.any(cover_gap & (cover["alloc"] > 0)):
+        others = iv.union_of([host.launch, host.compile])
+        alloc_only = np.maximum(cover["alloc"] - iv.covered_many(iv.intersect(host.alloc, others), gs, ge), 0)
+        part = np.where(cover_gap, np.minimum(alloc_only, np.maximum(rest - recoverable, 0)), 0).astype(np.int64)
+        parts.append(GapPart("alloc", part, part, np.zeros(n, dtype=np.int64)))
+    return GapTable(device, gs, ge, owner, rest, overhead, recoverable, cover, critical, tuple(parts))
 
 
 def device_gaps(busy: iv.Merged, table: GapTable, span_start: int, span_end: int) -> DeviceGaps:

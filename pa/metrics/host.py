@@ -914,6 +914,33 @@ def alloc_summary(api: ApiCalls, window: tuple[int, int] | None) -> AllocSummary
     m = api.of("alloc", "free")
     pid, start, end = api.pid[m], api.start[m], api.end[m]
     inside = np.zeros(len(start), dtype=bool) if window is None else (start < window[1]) & (end > window[0])
+    frees = api.of("free")[m]
     return AllocSummary(calls=int(m.sum()), time_ns=_per_process_union(pid, start, end),
                         calls_in_window=int(inside.sum()),
-                        time_in_window_ns=_per_process_union(pid[inside], start[inside], end[inside]))
+                        time_in_window_ns=_per_process_union(pid[inside], start[inside], end[inside]),
+                        allocs_in_window=int((inside & ~frees).sum()), frees_in_window=int((inside & frees).sum()))
+
+
+def free_waits(api: ApiCalls, busy_by_pid: dict[int, iv.Merged]) -> tuple[int, int]:
+    """(calls, host ns) of the free calls that waited for the GPU: the implicit sync of cudaFree.
+
+    cudaFree / cuMemFree / hipFree synchronise with the device before they release the memory, so a
+    host thread in one while its process's GPUs still run is blocked exactly as in
+    cudaDeviceSynchronize (issue 25, item 7: a malloc + launch + free per step spends its time there
+    while "CPU blocked in sync" read 53 µs). The wait is the part of each call during which a GPU of
+    the calling process was busy; the stream-ordered frees (cudaFreeAsync, hipFreeAsync) do not wait
+    and are left out.
+    """
+    rows = np.flatnonzero(api.of("free"))
+    rows = np.array([r for r in rows.tolist() if "async" not in api.names.get(int(api.name_id[r]), "").lower()],
+                    dtype=np.int64)
+    calls = ns = 0
+    for p in np.unique(api.pid[rows]).tolist() if len(rows) else []:
+        busy = busy_by_pid.get(int(p))
+        if busy is None or not len(busy[0]):
+            continue
+        mine = rows[api.pid[rows] == p]
+        cs, ce = api.start[mine].astype(np.int64), api.end[mine].astype(np.int64)
+        calls += int((iv.covered_many(busy, cs, ce) > 0).sum())
+        ns += iv.length(iv.intersect(iv.merge(cs, ce), busy))   # threads of one process: their union
+    return calls, ns

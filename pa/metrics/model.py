@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pa.metrics.origin import HostStr, KernelStr, MarkerStr, OwnStr, PathStr, ProfileStr
 from pa.metrics.phases.model import PhaseSummary
 
-SUMMARY_SCHEMA_VERSION = "1.3"
+SUMMARY_SCHEMA_VERSION = "1.4"
 
 
 class _Model(BaseModel):
@@ -414,6 +414,13 @@ class SyncSummary(_Model):
                        "waited like in a sync call, whatever the call's name (a pageable cudaMemcpyAsync does)")
     blocking_copy_ns: int = Field(0, description="host time in those calls: union per process, summed over processes")
     blocking_copy_pct_of_span: float | None = Field(None, description="per process, like cpu_blocked_pct_of_span")
+    free_wait_calls: int = Field(
+        0, description="free calls (cudaFree, cuMemFree, hipFree; not the stream-ordered *Async ones) during "
+                       "which a GPU of the calling process was busy: a free synchronises with the device "
+                       "implicitly, so the host waited in them like in a sync call")
+    free_wait_ns: int = Field(
+        0, description="host time in those calls while the process's GPUs were busy (the wait), union per "
+                       "process, summed over processes")
 
 
 class AllocSummary(_Model):
@@ -423,6 +430,9 @@ class AllocSummary(_Model):
     time_ns: int = Field(description="union per process of the calls, summed over processes")
     calls_in_window: int = Field(description="calls inside the GPUs' active window (steady state)")
     time_in_window_ns: int = Field(description="their time, union per process, summed over processes")
+    allocs_in_window: int = Field(0, description="of calls_in_window, the allocation calls")
+    frees_in_window: int = Field(0, description="of calls_in_window, the free calls (fewer frees than "
+                                                "allocations in a loop: memory is leaked or kept)")
 
 
 class StartupCall(_Model):

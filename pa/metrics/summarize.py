@@ -481,6 +481,14 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     # computes the gaps meanwhile; the marker summary alone is ~0.2 s at 2 M rocTX ranges).
     sync = _sync_with_blocking_copies(host_metrics.sync_summary(rel, api, span), api, copy_rows, span) \
         if api else None
+    if sync is not None and api is not None:
+        busy_by_pid: dict[int, list[iv.Merged]] = {}
+        for d, pids in all_pids_by_device.items():
+            if d in acts:
+                for p in pids:
+                    busy_by_pid.setdefault(int(p), []).append(acts[d].busy)
+        free_calls, free_ns = host_metrics.free_waits(api, {p: iv.union_of(m) for p, m in busy_by_pid.items()})
+        sync = sync.model_copy(update={"free_wait_calls": free_calls, "free_wait_ns": free_ns})
     markers = marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None
     overhead = host_metrics.overhead_summary(overhead_iv, span) if rel.available("overhead") else None
     # The gaps last: on rocpd files the worker computes them while this thread did the above.

@@ -180,6 +180,7 @@ def key_metrics(s: ProfileSummary, analysis_ns: int | None = None, steady: bool 
         cpu_blocked_in_copies_ns=s.sync.blocking_copy_ns if s.sync else None,
         cpu_blocked_in_copies_pct_of_span=min(100.0, s.sync.blocking_copy_pct_of_span)
         if s.sync and s.sync.blocking_copy_pct_of_span is not None else None,
+        cpu_blocked_in_frees_ns=s.sync.free_wait_ns if s.sync else None,
         launch_count=s.launch.launch_count if s.launch else None,
         launches_per_s=s.launch.launches_per_s if s.launch else None,
         mpi_ns=s.mpi.total_ns if s.mpi else None,

@@ -19,7 +19,7 @@ from pa.llm.model import LlmProvenance
 from pa.ranks.model import CrossRank
 from pa.rules.hypothesis import EvidenceValue, Hypothesis
 
-REPORT_SCHEMA_VERSION = "1.7"
+REPORT_SCHEMA_VERSION = "1.8"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -157,6 +157,9 @@ class KeyMetrics(_Model):
         None, ge=0, description="host time in copy calls that wait for the GPU (synchronous copies, and calls "
                                 "that returned after their copy ended): blocked like in a sync call")
     cpu_blocked_in_copies_pct_of_span: float | None = Field(None, ge=0, le=100, description="per process")
+    cpu_blocked_in_frees_ns: int | None = Field(
+        None, ge=0, description="host time in free calls (cudaFree, hipFree) while the process's GPUs were busy: "
+                                "a free synchronises with the device implicitly")
     launch_count: int | None = None
     launches_per_s: float | None = None
     mpi_ns: int | None = None
