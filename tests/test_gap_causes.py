@@ -171,11 +171,33 @@ def _merge(pairs):
             out[-1][1] = max(out[-1][1], e)
         else:
             out.append([s, e])
-    return out
+    return _Merged(out)
+
+
+class _Merged(list):
+    """A merged, sorted interval list with prefix sums, so a coverage query is two bisections."""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        self.starts = [s for s, _ in self]
+        self.ends = [e for _, e in self]
+        self.cum = [0]
+        for s, e in self:
+            self.cum.append(self.cum[-1] + e - s)
 
 
 def _cover(m, lo, hi):
-    return sum(max(0, min(e, hi) - max(s, lo)) for s, e in m if s < hi and e > lo)
+    """Length of `m` inside [lo, hi): whole intervals by prefix sums, the two partial ends by hand."""
+    if not isinstance(m, _Merged):
+        m = _Merged(m)
+    i = bisect.bisect_right(m.ends, lo)          # first interval ending after lo
+    j = bisect.bisect_left(m.starts, hi)         # intervals [i, j) start before hi
+    if i >= j:
+        return 0
+    total = m.cum[j] - m.cum[i]
+    total -= max(0, lo - m.starts[i])
+    total -= max(0, m.ends[j - 1] - hi)
+    return total
 
 
 def _intersect(a, b):
@@ -189,7 +211,7 @@ def _intersect(a, b):
             i += 1
         else:
             j += 1
-    return out
+    return _Merged(out)
 
 
 def _inside(m, t):
@@ -235,12 +257,14 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
         jit += [(a, b, p) for a, b, p, text in texts if _names_compiling(text or "")]
     mpi = []
     if "NVTX_EVENTS" in tables:  # MPI traced as NVTX ranges MPI_* in a domain named "MPI" (older Nsight Systems)
-        mpi = conn.execute(
-            'SELECT n.start, n."end", (n.globalTid >> 24) & 16777215 FROM NVTX_EVENTS n '
-            "LEFT JOIN StringIds s ON s.id = n.textId WHERE coalesce(n.text, s.value) GLOB 'MPI_*' "
-            'AND n."end" > n.start AND EXISTS (SELECT 1 FROM NVTX_EVENTS d LEFT JOIN StringIds ds ON ds.id = d.textId '
-            "WHERE d.domainId = n.domainId AND coalesce(d.text, ds.value) = 'MPI' AND d.eventType = 75 "
-            "AND (d.globalTid >> 24) & 16777215 = (n.globalTid >> 24) & 16777215)").fetchall()
+        domains = set(conn.execute(
+            "SELECT (d.globalTid >> 24) & 16777215, d.domainId FROM NVTX_EVENTS d LEFT JOIN StringIds ds "
+            "ON ds.id = d.textId WHERE d.eventType = 75 AND coalesce(d.text, ds.value) = 'MPI'").fetchall())
+        if domains:
+            mpi = [(a, b, p) for a, b, p, dom in conn.execute(
+                'SELECT n.start, n."end", (n.globalTid >> 24) & 16777215, n.domainId FROM NVTX_EVENTS n '
+                "LEFT JOIN StringIds s ON s.id = n.textId WHERE coalesce(n.text, s.value) GLOB 'MPI_*' "
+                'AND n."end" > n.start') if (p, dom) in domains]
     conn.close()
     out = {}
     for dev in sorted({o[2] for o in ops}):
