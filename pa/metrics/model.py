@@ -117,6 +117,9 @@ class GpuTotals(_Model):
     device_count: int = Field(description="devices with GPU activity")
     kernel_count: int
     kernel_time_ns: int
+    graph_execution_count: int = Field(
+        0, description="kernel records that are whole CUDA graph executions (traced at graph granularity: "
+                       "what ran inside is not recorded), counted in kernel_count and kernel_time_ns")
     kernel_busy_ns: int = Field(0, description="sum over used devices of the union of kernel intervals")
     busy_ns: int = Field(description="sum over used devices of per-device busy time (kernels, copies, memsets)")
     utilization_pct: float | None = Field(
@@ -263,7 +266,9 @@ class KernelStats(_Model):
         None, description="the short name, plus what tells it apart when several kernels share it "
                           "(first template argument, then a number in rank order)")
     devices: list[int] = Field(default_factory=list)
-    kernel_class: OwnStr = Field("compute", description="compute, or communication (an NCCL/RCCL kernel)")
+    kernel_class: OwnStr = Field("compute", description="compute, communication (an NCCL/RCCL kernel), or graph "
+                                                        "(whole executions of one CUDA graph, traced at graph "
+                                                        "granularity: no launch configuration)")
     count: int
     total_ns: int
     mean_ns: float
