@@ -129,6 +129,10 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
     if s.launch:
         c.print(f"Launches: {s.launch.launch_count}, small-kernel fraction "
                 f"{'n/a' if s.launch.small_kernel_fraction is None else f'{s.launch.small_kernel_fraction:.2f}'}")
+        if s.launch.graph_launch_count:
+            c.print(f"  graph launches: {s.launch.graph_launch_count}, issuing {s.launch.graph_launched_kernels} "
+                    "GPU record(s) (whole graph executions, or the graphs' kernels traced one by one); the "
+                    "latency is from each launch to the first of its records")
         for la in s.launch.by_api[:5]:
             c.print(f"  {_t(la.name)}: {la.count} calls, API mean {fmt_ns(la.api_mean_ns)}, launch latency "
                     f"(idle queue, {la.idle_queue_launches}) median {fmt_ns(la.latency_median_ns)}")

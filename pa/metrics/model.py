@@ -454,16 +454,25 @@ class LaunchApiStats(_Model):
 class LaunchSummary(_Model):
     """Launch overhead: API end → kernel start where the queue was empty."""
 
-    launch_count: int
+    launch_count: int = Field(description="kernel and graph launch calls")
     launches_per_s: float | None = None
-    correlated_kernels: int = Field(description="kernels matched to their launch call")
-    small_kernel_count: int = Field(description="kernels shorter than the API call that launched them")
+    correlated_kernels: int = Field(description="kernels matched to their launch call (one per graph launch: "
+                                                "the first of its records to start)")
+    small_kernel_count: int = Field(description="kernels shorter than the API call that launched them "
+                                                "(kernel launches only: a graph launch issues a whole graph)")
     started_before_return: int = Field(
         0, description="kernels that started before their launch call returned: queued behind the call, "
                        "not a launch latency (left out of the latency statistics)")
-    small_kernel_fraction: float | None = None
+    small_kernel_fraction: float | None = Field(
+        None, description="small_kernel_count over the kernels matched to kernel launch calls")
     api_time_ns: int = Field(description="sum of launch call durations")
     by_api: list[LaunchApiStats]
+    graph_launch_count: int = Field(0, description="graph launch calls (cudaGraphLaunch, hipGraphLaunch), "
+                                                   "counted in launch_count")
+    graph_launched_kernels: int = Field(
+        0, description="kernel records issued by graph launch calls: whole graph executions (graph-granularity "
+                       "trace) or the graphs' own kernels (nsys --cuda-graph-trace=node, HIP graphs); each "
+                       "launch pairs with the first of them to start, the others have no launch latency")
 
 
 class StreamStats(_Model):
