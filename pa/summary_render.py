@@ -77,7 +77,9 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
         # "Could not look" is never "idle": no GPU records means no GPU numbers, not zeros.
         c.print(f"span {fmt_ns(s.span_ns)}; GPU activity: [bold]not captured[/bold] (see the warnings below)")
     else:
-        c.print(f"span {fmt_ns(s.span_ns)}; GPU: {s.gpu.kernel_count} kernels, kernel time "
+        graphs = (f" ({s.gpu.graph_execution_count} of them whole CUDA graph executions)"
+                  if s.gpu.graph_execution_count else "")
+        c.print(f"span {fmt_ns(s.span_ns)}; GPU: {s.gpu.kernel_count} kernels{graphs}, kernel time "
                 f"{fmt_ns(s.gpu.kernel_time_ns)}, busy {fmt_ns(s.gpu.busy_ns)} on {s.gpu.device_count} "
                 f"device(s), utilisation {fmt_pct(s.gpu.utilization_pct)}")
     t = Table(title="Devices")
@@ -96,8 +98,10 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
         for col in ("kernel", "count", "total", "mean", "std", "share", "grid", "block", "wave fill"):
             t.add_column(col)
         for k in s.kernels[:15]:
+            # a whole graph execution has no launch configuration of its own
+            grid, block = ("whole graph", "-") if k.kernel_class == "graph" else (_t(k.grid), _t(k.block))
             t.add_row(_t((k.display_name or k.short_name or k.name)[:60]), str(k.count), fmt_ns(k.total_ns),
-                      fmt_ns(k.mean_ns), fmt_ns(k.std_ns), fmt_pct(k.share_of_gpu_time_pct), _t(k.grid), _t(k.block),
+                      fmt_ns(k.mean_ns), fmt_ns(k.std_ns), fmt_pct(k.share_of_gpu_time_pct), grid, block,
                       _wave_fill(k.wave_fill_ratio))
         c.print(t)
     for g in s.idle_gaps:
@@ -133,6 +137,10 @@ def print_summary(s: ProfileSummary, console: Console | None = None) -> None:
     if s.launch:
         c.print(f"Launches: {s.launch.launch_count}, small-kernel fraction "
                 f"{'n/a' if s.launch.small_kernel_fraction is None else f'{s.launch.small_kernel_fraction:.2f}'}")
+        if s.launch.graph_launch_count:
+            c.print(f"  graph launches: {s.launch.graph_launch_count}, issuing {s.launch.graph_launched_kernels} "
+                    "GPU record(s) (whole graph executions, or the graphs' kernels traced one by one); the "
+                    "latency is from each launch to the first of its records")
         for la in s.launch.by_api[:5]:
             c.print(f"  {_t(la.name)}: {la.count} calls, API mean {fmt_ns(la.api_mean_ns)}, launch latency "
                     f"(idle queue, {la.idle_queue_launches}) median {fmt_ns(la.latency_median_ns)}")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_query_dirs import even_row_ids
 from testkit.nsys_writer import write_nsys
 from testkit.scenarios import example
 
@@ -119,9 +120,8 @@ def test_compare_reads_reports_and_query_directories(world, monkeypatch, tmp_pat
 
     version_dir = qdir / "nsys" / "3.13"
     version_dir.mkdir(parents=True)
-    base = (data_dir("queries") / "nsys" / "base" / "kernels.sql").read_text().rstrip().rstrip(";")
-    head, select = base.split("\nSELECT", 1)
-    (version_dir / "kernels.sql").write_text(f"{head}\nSELECT * FROM (\nSELECT{select}\n) WHERE row_id % 2 = 0\n")
+    (version_dir / "kernels.sql").write_text(even_row_ids((data_dir("queries") / "nsys" / "base" / "kernels.sql")
+                                                          .read_text()))
     full = pipeline.load_capture(world["report"])
     half = pipeline.load_capture(world["report"], query_dirs=(qdir,))
     assert full.gpu.kernel_count == _kernels(world["source"])

@@ -44,10 +44,15 @@ def _even_rows_only(tmp_path: Path, profile: Path, name: str = "site-queries") -
     version = resolve("nsys", _schema(profile)).version
     target = qdir / "nsys" / version
     target.mkdir(parents=True)
-    body = BUNDLED_KERNELS.read_text().rstrip().rstrip(";")
-    (target / "kernels.sql").write_text(f"{body.split(chr(10) + 'SELECT', 1)[0]}\nSELECT * FROM (\nSELECT"
-                                        f"{body.split(chr(10) + 'SELECT', 1)[1]}\n) WHERE row_id % 2 = 0\n")
+    (target / "kernels.sql").write_text(even_row_ids(BUNDLED_KERNELS.read_text()))
     return qdir
+
+
+def even_row_ids(query_file: str) -> str:
+    """`query_file` (header, then its Jinja SELECT) keeping only the rows of even row_id."""
+    lines = query_file.rstrip().rstrip(";").splitlines()
+    n = next(i for i, line in enumerate(lines) if not line.startswith("--"))
+    return "\n".join([*lines[:n], "SELECT * FROM (", *lines[n:], ") WHERE row_id % 2 = 0", ""])
 
 
 def _kernel_count(profile: Path, streams: str = "") -> int:

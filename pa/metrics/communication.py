@@ -24,6 +24,7 @@ import numpy as np
 
 from pa.metrics import intervals as iv
 from pa.metrics.activity import Ops
+from pa.profile.canonical import KERNEL_CLASSES
 from pa.profile.relations import Relations
 
 
@@ -39,13 +40,19 @@ class DeviceCommunication:
     compute_busy_ns: int
 
 
-def communication_name_ids(rel: Relations) -> np.ndarray:
-    """Kernel name ids classed as communication (empty when the relation is unavailable)."""
-    if not rel.available("kernel_classes"):
-        return np.zeros(0, dtype=np.int64)
-    # Read whole (one row per kernel name), so its domain count comes from the same statement.
-    rows = rel.read_whole("kernel_classes")   # (name_id, class)
-    return np.array([int(r[0]) for r in rows if r[1] == "communication" and r[0] is not None], dtype=np.int64)
+def class_name_ids(rel: Relations) -> dict[str, np.ndarray]:
+    """Kernel name ids of each class but compute: communication and graph (empty when unavailable).
+
+    graph: whole CUDA graph executions (pa.profile.canonical.KERNEL_CLASSES); they count as GPU
+    work that is not communication, since what ran inside them is not recorded.
+    """
+    ids: dict[str, list[int]] = {c: [] for c in KERNEL_CLASSES if c != "compute"}
+    if rel.available("kernel_classes"):
+        # Read whole (one row per kernel name), so its domain count comes from the same statement.
+        for name_id, cls in rel.read_whole("kernel_classes"):   # (name_id, class)
+            if name_id is not None and cls in ids:
+                ids[cls].append(int(name_id))
+    return {c: np.array(v, dtype=np.int64) for c, v in ids.items()}
 
 
 def device_communication(kernels: Ops, is_comm: np.ndarray, device: int) -> DeviceCommunication:

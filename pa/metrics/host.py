@@ -185,6 +185,13 @@ def launch_summary(api: ApiCalls, kernels: Ops, kernel_corr: np.ndarray, gpu_ops
     A kernel is matched to its launch call by (pid, correlation id). The stream was idle when every
     earlier operation on the same (device, stream) had ended before the launch call returned;
     otherwise the kernel waited in the queue and its start says nothing about launch overhead.
+
+    A graph launch call (cudaGraphLaunch, hipGraphLaunch) issues a whole graph: one record of the
+    execution when the graph was traced whole (Nsight Systems' default), or every kernel of the
+    graph, all sharing the call's correlation id (nsys --cuda-graph-trace=node; HIP graphs in rocpd).
+    It is paired with one GPU execution, the first of its records to start: the latency is the
+    call's, not one per node. Graph launches stay out of the small-kernel share, whose question is
+    whether one kernel outlasts the call that launched it alone.
     """
     lm = api.of("launch", "graph_launch")
     names = api.names
@@ -209,6 +216,10 @@ def launch_summary(api: ApiCalls, kernels: Ops, kernel_corr: np.ndarray, gpu_ops
         matched = np.zeros(len(kernel_corr), dtype=bool)
         call_idx = np.zeros(0, dtype=np.int64)
     del ckey, order
+    graph_call = api.kind[call_idx] == KIND_CODES["graph_launch"]
+    graph_kernels = int(graph_call.sum())
+    if graph_kernels:
+        matched, call_idx, graph_call = _first_per_graph_launch(kernels.start, matched, call_idx, graph_call)
     k_start = kernels.start[matched]
     k_dur = kernels.end[matched] - k_start
     api_start = api.start[call_idx]
@@ -220,7 +231,8 @@ def launch_summary(api: ApiCalls, kernels: Ops, kernel_corr: np.ndarray, gpu_ops
     # empty queue after it: it says nothing about launch latency (which is never negative).
     early = latency < 0
     idle = (prev_end < api_end) & ~early
-    small = int((k_dur < (api_end - api_start)).sum())
+    kernel_pairs = int((~graph_call).sum())
+    small = int(((k_dur < (api_end - api_start)) & ~graph_call).sum())
     by_api = []
     api_time = 0
     for nid in np.unique(api.name_id[lm]).tolist() if n_calls else []:
@@ -241,8 +253,28 @@ def launch_summary(api: ApiCalls, kernels: Ops, kernel_corr: np.ndarray, gpu_ops
     return LaunchSummary(
         launch_count=n_calls, launches_per_s=(n_calls / span_ns * 1e9) if span_ns else None,
         correlated_kernels=n_matched, small_kernel_count=small, started_before_return=int(early.sum()),
-        small_kernel_fraction=(small / n_matched) if n_matched else None,
-        api_time_ns=api_time, by_api=by_api)
+        small_kernel_fraction=(small / kernel_pairs) if kernel_pairs else None,
+        api_time_ns=api_time, by_api=by_api, graph_launch_count=int(api.of("graph_launch").sum()),
+        graph_launched_kernels=graph_kernels)
+
+
+def _first_per_graph_launch(start: np.ndarray, matched: np.ndarray, call_idx: np.ndarray,
+                            graph_call: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keep, of the kernels matched to each graph launch call, only the first to start (ties: row order).
+
+    `matched` masks the kernels, `call_idx` (the matched kernels' calls, in kernel order) and
+    `graph_call` (whether that call is a graph launch) follow it; all three come back narrowed.
+    """
+    rows = np.flatnonzero(matched)                      # kernel rows, aligned with call_idx
+    g = np.flatnonzero(graph_call)                      # positions of graph-launched kernels
+    by_call = g[np.lexsort((rows[g], start[rows[g]], call_idx[g]))]
+    first = np.ones(len(by_call), dtype=bool)
+    first[1:] = call_idx[by_call[1:]] != call_idx[by_call[:-1]]
+    keep = ~graph_call
+    keep[by_call[first]] = True
+    out = matched.copy()
+    out[rows[~keep]] = False
+    return out, call_idx[keep], graph_call[keep]
 
 
 def _previous_end_on_stream(ops: Ops, n_kernels: int, kmask: np.ndarray) -> np.ndarray:

@@ -82,8 +82,12 @@ def launch_configs(rel: Relations) -> dict[int, tuple[dict[str, Any], int]]:
 def kernel_stats(names: dict[int, tuple[str | None, str | None]], name_ids: np.ndarray, durations: np.ndarray,
                  devices_of_kernel: np.ndarray, configs: dict[int, tuple[dict[str, Any], int]],
                  hardware: dict[int, HardwareLimits],
-                 communication_ids: frozenset[int] = frozenset()) -> list[KernelStats]:
-    """Statistics for every kernel name, largest total time first (`communication_ids`: NCCL/RCCL names)."""
+                 communication_ids: frozenset[int] = frozenset(),
+                 graph_ids: frozenset[int] = frozenset()) -> list[KernelStats]:
+    """Statistics for every kernel name, largest total time first.
+
+    `communication_ids`: NCCL/RCCL names; `graph_ids`: names of whole CUDA graph executions.
+    """
     if len(name_ids) == 0:
         return []
     uniq, idx = unique_inverse(name_ids)
@@ -114,7 +118,8 @@ def kernel_stats(names: dict[int, tuple[str | None, str | None]], name_ids: np.n
         grid, block = cfg["grid"], cfg["block"]
         out.append(KernelStats(
             name=name or f"<name id {nid}>", short_name=short, devices=devs,
-            kernel_class="communication" if nid in communication_ids else "compute",
+            kernel_class="communication" if nid in communication_ids else "graph" if nid in graph_ids
+            else "compute",
             count=int(counts[i]), total_ns=total, mean_ns=m, min_ns=int(mins[i]), max_ns=int(maxs[i]),
             std_ns=float(std[i]), cv=(float(std[i]) / m) if m > 0 else None,
             share_of_gpu_time_pct=(100.0 * total / total_gpu) if total_gpu else None,

@@ -117,6 +117,9 @@ class GpuTotals(_Model):
     device_count: int = Field(description="devices with GPU activity")
     kernel_count: int
     kernel_time_ns: int
+    graph_execution_count: int = Field(
+        0, description="kernel records that are whole CUDA graph executions (traced at graph granularity: "
+                       "what ran inside is not recorded), counted in kernel_count and kernel_time_ns")
     kernel_busy_ns: int = Field(0, description="sum over used devices of the union of kernel intervals")
     busy_ns: int = Field(description="sum over used devices of per-device busy time (kernels, copies, memsets)")
     utilization_pct: float | None = Field(
@@ -263,7 +266,9 @@ class KernelStats(_Model):
         None, description="the short name, plus what tells it apart when several kernels share it "
                           "(first template argument, then a number in rank order)")
     devices: list[int] = Field(default_factory=list)
-    kernel_class: OwnStr = Field("compute", description="compute, or communication (an NCCL/RCCL kernel)")
+    kernel_class: OwnStr = Field("compute", description="compute, communication (an NCCL/RCCL kernel), or graph "
+                                                        "(whole executions of one CUDA graph, traced at graph "
+                                                        "granularity: no launch configuration)")
     count: int
     total_ns: int
     mean_ns: float
@@ -459,16 +464,25 @@ class LaunchApiStats(_Model):
 class LaunchSummary(_Model):
     """Launch overhead: API end → kernel start where the queue was empty."""
 
-    launch_count: int
+    launch_count: int = Field(description="kernel and graph launch calls")
     launches_per_s: float | None = None
-    correlated_kernels: int = Field(description="kernels matched to their launch call")
-    small_kernel_count: int = Field(description="kernels shorter than the API call that launched them")
+    correlated_kernels: int = Field(description="kernels matched to their launch call (one per graph launch: "
+                                                "the first of its records to start)")
+    small_kernel_count: int = Field(description="kernels shorter than the API call that launched them "
+                                                "(kernel launches only: a graph launch issues a whole graph)")
     started_before_return: int = Field(
         0, description="kernels that started before their launch call returned: queued behind the call, "
                        "not a launch latency (left out of the latency statistics)")
-    small_kernel_fraction: float | None = None
+    small_kernel_fraction: float | None = Field(
+        None, description="small_kernel_count over the kernels matched to kernel launch calls")
     api_time_ns: int = Field(description="sum of launch call durations")
     by_api: list[LaunchApiStats]
+    graph_launch_count: int = Field(0, description="graph launch calls (cudaGraphLaunch, hipGraphLaunch), "
+                                                   "counted in launch_count")
+    graph_launched_kernels: int = Field(
+        0, description="kernel records issued by graph launch calls: whole graph executions (graph-granularity "
+                       "trace) or the graphs' own kernels (nsys --cuda-graph-trace=node, HIP graphs); each "
+                       "launch pairs with the first of them to start, the others have no launch latency")
 
 
 class StreamStats(_Model):

@@ -20,7 +20,7 @@ from pa import formatting
 from pa.metrics import host as host_metrics
 from pa.metrics import intervals as iv
 from pa.metrics.activity import DeviceActivity, Ops, device_activity, stream_stats
-from pa.metrics.communication import communication_name_ids, device_communication
+from pa.metrics.communication import class_name_ids, device_communication
 from pa.metrics.degraded import rocpd_capture_checks
 from pa.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
 from pa.metrics.hardware import host_link, spec_memory_bandwidth
@@ -130,19 +130,22 @@ def _on_own(path: Path, bound: Relations, read: Callable[Concatenate[Relations, 
 
 
 def _kernel_reads(rel: Relations, warnings: list[str]
-                  ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]], np.ndarray,
-                             np.ndarray]:
-    """The kernel scan, the kernel names and which kernels communicate (run in the worker thread).
+                  ) -> tuple[Ops, dict[str, np.ndarray], dict[int, tuple[str | None, str | None]],
+                             dict[str, np.ndarray], np.ndarray, int]:
+    """The kernel scan, the kernel names and the kernel classes (run in the worker thread).
 
-    Returns the kernels, their extra columns, the names, the communication name ids and, per
-    kernel, whether it is one of those. The kernel classes are read here rather than on the main
-    thread, whose share before the two threads meet is the longer one on Nsight Systems files.
+    Returns the kernels, their extra columns, the names, the name ids of each class but compute
+    (communication, graph), per kernel whether it communicates, and how many kernel records are
+    whole graph executions. The kernel classes are read here rather than on the main thread, whose
+    share before the two threads meet is the longer one on Nsight Systems files.
     """
     kernels, kx = _ops(rel, "kernels", warnings, ("name_id", "correlation_id"))
     names = kernel_names(rel) if rel.available("kernels") else {}
-    comm_ids = communication_name_ids(rel)
+    class_ids = class_name_ids(rel)
+    comm_ids, graph_ids = class_ids["communication"], class_ids["graph"]
     is_comm = np.isin(kx["name_id"], comm_ids) if len(comm_ids) else np.zeros(len(kernels.start), dtype=bool)
-    return kernels, kx, names, comm_ids, is_comm
+    graphs = int(np.isin(kx["name_id"], graph_ids).sum()) if len(graph_ids) else 0
+    return kernels, kx, names, class_ids, is_comm, graphs
 
 
 class SharedReads:
@@ -345,7 +348,9 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     if copies_job is not None and memsets_job is not None:
         copies, cx = copies_job.result()
         memsets, _ = memsets_job.result()
-    kernels, kx, knames, comm_ids, is_comm = kernel_job.result()
+    kernels, kx, knames, class_ids, is_comm, graph_executions = kernel_job.result()
+    if graph_executions:
+        skipped.append(SkippedItem(what="kernels.graph_nodes", reason=graph_granularity_note(graph_executions)))
     digest = digest_job.result()
     warnings += kernel_warnings + other_warnings  # in relation order, whichever thread finished first
     if api is not None and api.invalid:
@@ -428,7 +433,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     exposed_copy = sum(iv.subtract_length(a.copies, a.kernels) for a in acts.values())
     hw_by_dev = {d: h for d, (_, h) in hardware.items()}
     kstats = kernel_stats(knames, kx["name_id"], kernels.duration, kernels.device, configs, hw_by_dev,
-                          frozenset(comm_ids.tolist())) if rel.available("kernels") else []
+                          frozenset(class_ids["communication"].tolist()),
+                          frozenset(class_ids["graph"].tolist())) if rel.available("kernels") else []
 
     copies_summary = None
     if rel.available("copies"):
@@ -498,7 +504,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
         gaps, gap_tables = _device_gaps(rel, acts, api, all_pids_by_device, host_ivs, window, thresholds)
     else:
         gaps, gap_tables = [], []
-    gpu = _gpu_totals([d for d in devices if d.used], gaps, len(kernels.start), int(kernels.duration.sum()), span,
+    gpu = _gpu_totals([d for d in devices if d.used], gaps, len(kernels.start), int(kernels.duration.sum()),
+                      graph_executions, span,
                       int(copies.duration.sum()) if rel.available("copies") else None,
                       int(memsets.duration.sum()) if rel.available("memsets") else None,
                       exposed_copy if rel.available("copies") else None)
@@ -546,7 +553,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
 
 
 def _gpu_totals(used: list[DeviceSummary], gaps: list[DeviceGaps], kernel_count: int, kernel_time: int,
-                span: int, copy_time: int | None, memset_time: int | None, exposed_copy: int | None) -> GpuTotals:
+                graph_executions: int, span: int, copy_time: int | None, memset_time: int | None,
+                exposed_copy: int | None) -> GpuTotals:
     """Totals over the used devices: busy, utilisation, the active windows and their idle by cause."""
     busy_total = sum(d.busy_ns for d in used)
     kbusy_total = sum(d.kernel_busy_ns for d in used)
@@ -561,6 +569,7 @@ def _gpu_totals(used: list[DeviceSummary], gaps: list[DeviceGaps], kernel_count:
     communicating = [d.compute_busy_ns for d in used if d.communication_kernel_count]
     return GpuTotals(
         device_count=len(used), kernel_count=kernel_count, kernel_time_ns=kernel_time,
+        graph_execution_count=graph_executions,
         compute_busy_ns=sum(d.compute_busy_ns for d in used),
         communication_kernel_count=sum(d.communication_kernel_count for d in used),
         communication_time_ns=sum(d.communication_time_ns for d in used),
@@ -594,6 +603,15 @@ def _sync_with_blocking_copies(sync: SyncSummary, api: host_metrics.ApiCalls, ro
     return sync.model_copy(update={
         "blocking_copy_calls": calls, "blocking_copy_ns": ns,
         "blocking_copy_pct_of_span": (100.0 * ns / (span * sync.process_count)) if span else None})
+
+
+def graph_granularity_note(executions: int) -> str:
+    """Why per-kernel facts stop at the graphs of a capture that traced CUDA graphs whole."""
+    return (f"{executions} CUDA graph execution(s) were traced whole (nsys --cuda-graph-trace=graph, the "
+            "default): the kernels inside them are not recorded, so kernel statistics, launch "
+            "configurations and per-kernel advice cover only the kernels launched outside graphs (each "
+            "graph is listed as one 'CUDA graph <id>' entry); profile with --cuda-graph-trace=node to "
+            "see the kernels inside")
 
 
 def several_ranks_note(processes: int, ranks: list[int]) -> str:

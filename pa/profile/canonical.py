@@ -32,7 +32,8 @@ API_KINDS = ("launch", "graph_launch", "memcpy", "memcpy_async", "memset", "sync
 MARKER_KINDS = ("push_pop", "start_end", "instant")
 ALLOCATION_KINDS = ("alloc", "free", "realloc", "reclaim")
 ALLOCATION_LEVELS = ("real", "virtual", "scratch")
-KERNEL_CLASSES = ("compute", "communication")
+# graph: one whole CUDA graph execution traced as a single record (its kernels not recorded one by one)
+KERNEL_CLASSES = ("compute", "communication", "graph")
 MPI_KINDS = ("p2p", "collective", "wait", "other")
 
 
@@ -82,6 +83,10 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
         ("static_shared_bytes", "int", "static shared memory / LDS the kernel declares, bytes"),
         ("dynamic_shared_bytes", "int", "dynamic shared memory / LDS requested at launch, bytes"),
         ("local_bytes_per_thread", "int", "local memory (NVIDIA) or scratch (AMD) per thread, bytes"),
+        ("graph_id", "int", "for a row that is one whole CUDA graph execution (traced at graph granularity, "
+                            "the default of nsys --cuda-graph-trace: the kernels inside are not recorded, "
+                            "launch configuration columns NULL), the graph's id; NULL for a kernel, a kernel "
+                            "launched as a node of a graph included"),
     ),
     "kernel_names": _cols(
         ("name_id", "int", "the kernels relation's name_id"),
@@ -91,7 +96,8 @@ RELATIONS: dict[str, tuple[Column, ...]] = {
     "kernel_classes": _cols(
         ("name_id", "int", "the kernels relation's name_id"),
         ("class", "text", "what the kernel does: " + "/".join(KERNEL_CLASSES)
-         + " (communication: an RCCL/NCCL kernel moving data between GPUs)"),
+         + " (communication: an RCCL/NCCL kernel moving data between GPUs; graph: a whole CUDA graph "
+           "execution, a kernels row with a graph_id)"),
     ),
     "copies": _cols(
         *_ACTIVITY,
@@ -285,10 +291,13 @@ _BYTES = Check("bytes negative or not a number", f"bytes IS NULL OR bytes BETWEE
 # The check itself, NULL included: rocpd's memsets (fill kernels) carry no size, and a fast
 # condition false on every row sends every row through the checks.
 _FAST_BYTES = f"({_BYTES.sql})"
+# CUPTI writes start = end = 0 for a graph execution whose timing it could not collect
+# (CUpti_ActivityGraphTrace2); no kernel really runs at the clock's zero for no time either.
+_TIMED = Check("start and end both 0 (timing not collected)", 'NOT (start IS 0 AND "end" IS 0)')
 _NAME_ID = Check("name_id missing or not a number", f"name_id IS NOT NULL AND name_id BETWEEN {-_M} AND {_M}")
 
 DOMAINS: dict[str, Domain] = {
-    "kernels": Domain((*_TIMES, _DEVICE), f"{_FAST_TIMES} AND {_FAST_DEVICE}"),
+    "kernels": Domain((*_TIMES, _TIMED, _DEVICE), f'{_FAST_TIMES} AND "end" > 0 AND {_FAST_DEVICE}'),
     "kernel_names": Domain((_NAME_ID,), counted_apart=True),
     # A host-to-host copy involves no GPU: its device may be NULL.
     "copies": Domain((*_TIMES, Check(_DEVICE.label + " (other than a host-to-host copy)",

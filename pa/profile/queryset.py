@@ -16,7 +16,8 @@ Each file starts with a header of `-- key: value` lines:
 
     -- relation: kernels
     -- requires: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId), StringIds(id, value)
-    -- requires_any: MPI_P2P_EVENTS, MPI_COLLECTIVES_EVENTS   (at least one must exist)
+    -- requires_any: MPI_P2P_EVENTS, MPI_COLLECTIVES_EVENTS   (at least one must exist; one that
+                     exists must have the columns listed with it, as in `requires`)
     -- optional: ENUM_CUDA_MEMCPY_OPER(id, label)
     -- description: one line saying what the query reads
     -- when_empty: MPI was not traced   (optional: a file where the query returns no row did not
@@ -83,7 +84,8 @@ class QueryFile:
     path: Path
     version_dir: str            # the directory it was found in (after inheritance)
     requires: dict[str, tuple[str, ...]]
-    requires_any: tuple[str, ...]   # at least one of these tables must exist
+    # at least one of these tables must exist, and each one that exists must have its listed columns
+    requires_any: dict[str, tuple[str, ...]]
     optional: dict[str, tuple[str, ...]]
     description: str
     body: str
@@ -136,7 +138,7 @@ def load_query_file(path: Path, version_dir: str, source: str = "bundled") -> Qu
         path=path,
         version_dir=version_dir,
         requires=parse_table_specs(header.get("requires", "")),
-        requires_any=tuple(parse_table_specs(header.get("requires_any", ""))),
+        requires_any=parse_table_specs(header.get("requires_any", "")),
         optional=parse_table_specs(header.get("optional", "")),
         description=header.get("description", ""),
         body="\n".join(body_lines).strip().rstrip(";"),

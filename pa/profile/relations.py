@@ -452,7 +452,9 @@ def _missing_requirement(qf: QueryFile, names: set[str],
                          columns: Callable[[str], set[str]]) -> str | None:
     if qf.requires_any and not any(t in names for t in qf.requires_any):
         return f"none of {', '.join(qf.requires_any)} in the profile (needed by {qf.display_path})"
-    for table, cols in qf.requires.items():
+    # a table of requires_any that exists must have its columns, as a required one must
+    present_any = {t: cols for t, cols in qf.requires_any.items() if t in names}
+    for table, cols in {**qf.requires, **present_any}.items():
         if table not in names:
             return f"table {table} absent from the profile (needed by {qf.display_path})"
         missing = [c for c in cols if c not in columns(table)]

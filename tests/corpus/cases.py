@@ -658,7 +658,7 @@ def _query_cases() -> list[Case]:
     head = ("-- relation: kernels\n-- requires: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId), "
             "StringIds(id, value)\n")
     good = (Path(__file__).resolve().parents[2] / "queries" / "nsys" / "base" / "kernels.sql").read_text()
-    body = good.split("\nSELECT", 1)[1]
+    body = good.rsplit("\nSELECT", 1)[1].split("{%", 1)[0]   # the kernel table's SELECT, without the Jinja
 
     def q(name: str, text: str | bytes, exit: int, error: str = "", **kw: object) -> Case:
         return Case(name=f"query_{name}", group="query", args=("summary", "{nsys}"), exit=exit, error=error,
@@ -691,7 +691,8 @@ def _query_cases() -> list[Case]:
                                 "'k' AS short_name, 1 AS grid_x, 1 AS grid_y, 1 AS grid_z, 1 AS block_x, "
                                 "1 AS block_y, 1 AS block_z, NULL AS registers_per_thread, NULL AS sgpr_per_wave, "
                                 "NULL AS static_shared_bytes, NULL AS dynamic_shared_bytes, "
-                                "NULL AS local_bytes_per_thread FROM c", 2, "relation kernels", env=TIMEOUT),
+                                "NULL AS local_bytes_per_thread, NULL AS graph_id FROM c", 2, "relation kernels",
+          env=TIMEOUT),
         q("not_utf8", head.encode() + b"-- \xff\xfe\nSELECT" + body.encode(), 2, "not UTF-8"),
         q("wrong_columns", head + "SELECT 1 AS x", 2, "output columns differ"),
         q("sql_error", head + "SELECT * FROM no_such_table", 2, "query fails"),

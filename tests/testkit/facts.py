@@ -12,6 +12,8 @@ on the host; GPU work queues on its stream behind earlier work, as on a real dev
         steps:
           - launch: gemm_kernel   # cudaLaunchKernel (api_us, default 5) and a kernel of `us` µs
             us: 200               # optional: grid (blocks, default 1024), stream (default 7)
+          - graph: [k1, k2, k3]   # cudaGraphLaunch (api_us, default 10) and the graph's kernels, `us` µs
+            us: 2                 # each, one after the other, traced at node granularity (stream)
           - sync: stream          # stream | device | event: blocks until the stream drains
           - host: 50              # host work, no API call
           - copy: HtoD            # HtoD | DtoH | DtoD; mib or bytes; gbps; mem: pageable | pinned;
@@ -44,6 +46,7 @@ _MPI_KIND = {"MPI_Wait": "wait", "MPI_Waitall": "wait", "MPI_Send": "p2p", "MPI_
 _SYNC_CALL = {"stream": "stream_sync", "device": "device_sync", "event": "event_sync"}
 _STEP_KEYS = {
     "launch": {"us", "api_us", "grid", "stream"},
+    "graph": {"us", "api_us", "stream"},
     "sync": {"stream"},
     "host": set(),
     "copy": {"mib", "bytes", "gbps", "mem", "async", "stream"},
@@ -70,6 +73,11 @@ def _step(b: _Builder, t: int, step: dict[str, Any], rank: int | None) -> int:
     if action == "launch":
         end, _ = b.launch(t, _us(step.get("api_us", 5)), _us(step["us"]), str(arg),
                           grid=(int(step.get("grid", 1024)), 1, 1), stream=int(step.get("stream", 7)))
+        return end
+    if action == "graph":
+        names = [str(n) for n in arg]
+        end, _ = b.graph_launch(t, _us(step.get("api_us", 10)), [_us(step["us"])] * len(names), names,
+                                stream=int(step.get("stream", 7)))
         return end
     if action == "sync":
         return b.sync(t, _SYNC_CALL[arg], stream=int(step.get("stream", 7)))  # type: ignore[arg-type]

@@ -44,7 +44,9 @@ Traps planted on purpose, mirroring real files:
 
 Tables are always created for the layout (an empty event list gives a present, empty table, meaning
 "traced, no activity"), except MPI tables, which exist only when the scenario has MPI calls (as when
-MPI tracing was off), and the tables named in `omit_tables` (to test "table absent" handling).
+MPI tracing was off), CUPTI_ACTIVITY_KIND_GRAPH_TRACE, only when it has CUDA graphs traced whole
+(`Scenario.graph_executions`; a kernel's `graph_node_id` is its graphNodeId at node granularity), and
+the tables named in `omit_tables` (to test "table absent" handling).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from testkit.scenario import ApiKind, Device, Marker, MpiCall, Scenario
 LAYOUTS = ("3.13", "3.24", "2.9", "legacy")
 VM_ID = 1 << 48
 _ID_LIMIT = 1 << 24
+INT_MAX = 2147483647  # CUPTI's "on the host" for a graph execution's device and context
 EVENT_ID_NONE = 4294967295  # what nsys writes in eventId / eventSyncId when no CUDA event applies
 MPI_COMM_WORLD_HANDLE = 0x44000000  # MPICH's MPI_COMM_WORLD
 
@@ -311,6 +314,15 @@ _MPI_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         f"start {_NN}, end {_NN}, globalTid {_I}, textId {_I}, requestHandle {_I}"),
     "MPI_OTHER_EVENTS": _spec(f"start {_NN}, end {_NN}, globalTid {_I}, textId {_I}"),
 }
+# CUDA graphs traced whole (nsys --cuda-graph-trace=graph): created only when the scenario has graph
+# executions, as nsys creates tables lazily. The columns documented for the export
+# (CUpti_ActivityGraphTrace2: start, end, deviceId, contextId, streamId, correlationId, graphId, plus
+# nsys's globalPid and graphExecId); no real export holding the table was at hand, so the declared
+# types follow the other activity tables.
+GRAPH_TRACE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+_GRAPH_TRACE = _spec(
+    f"start {_NN}, end {_NN}, deviceId {_NN}, contextId {_NN}, streamId {_NN}, correlationId {_I}, "
+    f"globalPid {_I}, graphId {_NN}, graphExecId {_NN}")
 _MPI_KIND_TABLE = {"p2p": "MPI_P2P_EVENTS", "collective": "MPI_COLLECTIVES_EVENTS",
                    "wait": "MPI_START_WAIT_EVENTS", "other": "MPI_OTHER_EVENTS"}
 
@@ -425,7 +437,7 @@ def _get_layout(layout: str) -> _Layout:
 
 
 def _all_known_tables() -> set[str]:
-    names: set[str] = set(_MPI_TABLES)
+    names: set[str] = {*_MPI_TABLES, GRAPH_TRACE}
     for lay in _layouts().values():
         names.update(lay.tables)
         names.update(lay.enums)
@@ -579,7 +591,7 @@ _COLS_KERNEL = (
     "registersPerThread", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
     "staticSharedMemory", "dynamicSharedMemory", "localMemoryPerThread", "localMemoryTotal",
     "gridId", "sharedMemoryExecuted", "sharedMemoryLimitConfig", "clusterX", "clusterY", "clusterZ",
-    "clusterSchedulingPolicy", "maxPotentialClusterSize", "maxActiveClusters")
+    "clusterSchedulingPolicy", "maxPotentialClusterSize", "maxActiveClusters", "graphNodeId")
 
 
 def _kernel_rows(ctx: _Ctx) -> Iterator[Row]:
@@ -608,7 +620,19 @@ def _kernel_rows(ctx: _Ctx) -> Iterator[Row]:
                k.correlation_id, global_pid(k.pid), ids[0], ids[1], ids[2], regular, 0,
                k.registers_per_thread, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1],
                k.block[2], k.static_shared_bytes, k.dynamic_shared_bytes, k.local_bytes_per_thread,
-               local_total, grid_id, executed, 0, cluster, cluster, cluster, cluster, cluster, cluster)
+               local_total, grid_id, executed, 0, cluster, cluster, cluster, cluster, cluster, cluster,
+               k.graph_node_id)
+
+
+_COLS_GRAPH_TRACE = tuple(c for c, _ in _GRAPH_TRACE)
+
+
+def _graph_trace_rows(ctx: _Ctx) -> Iterator[Row]:
+    for g in ctx.scenario.graph_executions:
+        # a graph that started on the host: INT_MAX for the context as for the device
+        context = INT_MAX if g.device == INT_MAX else ctx.context_id(g.pid, g.device)
+        yield (g.start, g.end, g.device, context, g.stream, g.correlation_id, global_pid(g.pid), g.graph_id,
+               g.graph_exec_id)
 
 
 _COLS_MEMCPY = (
@@ -979,6 +1003,8 @@ def _write_all(conn: sqlite3.Connection, ctx: _Ctx, omit: set[str]) -> None:
     tables = dict(lay.tables)
     if ctx.scenario.mpi_calls:
         tables.update(_MPI_TABLES)
+    if ctx.scenario.graph_executions:
+        tables[GRAPH_TRACE] = _GRAPH_TRACE
     for table, spec in tables.items():
         if table not in omit:
             conn.execute(_ddl(table, spec))
@@ -992,6 +1018,8 @@ def _write_all(conn: sqlite3.Connection, ctx: _Ctx, omit: set[str]) -> None:
             _insert(conn, table, lay.tables[table], columns, producer(ctx))
     if ctx.scenario.mpi_calls:
         _write_mpi(conn, ctx, omit)
+    if ctx.scenario.graph_executions and GRAPH_TRACE not in omit:
+        _insert(conn, GRAPH_TRACE, _GRAPH_TRACE, _COLS_GRAPH_TRACE, _graph_trace_rows(ctx))
     if lay.meta_table and lay.meta_table not in omit:
         conn.executemany(f"INSERT INTO {lay.meta_table} (name, value) VALUES (?, ?)", lay.meta)
     if "MemcpyOperationStrings" in tables and "MemcpyOperationStrings" not in omit:

@@ -987,6 +987,9 @@ def write_rocpd(scenario: Scenario, path: Path, flavour: str = "rocprofv3", guid
         raise ValueError(f"unknown rocpd schema version {schema_version!r} (known: {', '.join(SCHEMA_VERSIONS)})")
     if major_of(schema_version) == "4" and flavour != "rocprofv3":
         raise ValueError("schema 4.0.0 is written by rocprofv3 only; rocprof-sys writes schema 3")
+    if scenario.graph_executions:
+        raise ValueError("rocpd has no whole-graph records: a HIP graph's kernels are dispatches (write them as "
+                         "kernels correlated to the graph launch call)")
     pids = {p.pid for p in scenario.processes} if pid is None else {pid}
     db = _open(Path(path), guid or new_guid(flavour), flavour, schema_version)
     main_tid = write_node_and_processes(db, scenario, pids)

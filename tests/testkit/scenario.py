@@ -92,6 +92,28 @@ class Kernel:
     dynamic_shared_bytes: int = 0
     local_bytes_per_thread: int = 0
     correlation_id: int = 0         # matches the ApiCall that launched it (0: none)
+    # a node of a CUDA graph traced at node granularity (nsys --cuda-graph-trace=node): its node id,
+    # with correlation_id the graph launch call's; None for a kernel launched on its own
+    graph_node_id: int | None = None
+
+
+@dataclass(slots=True)
+class GraphExecution:
+    """One CUDA graph launch traced whole (nsys --cuda-graph-trace=graph, the default).
+
+    The kernels, copies and memsets inside are not recorded; start and end bound them all.
+    CUpti_ActivityGraphTrace2 writes start = end = 0 when it could not time the execution and a
+    device of INT_MAX (2147483647) when the graph started on the host.
+    """
+
+    pid: int
+    device: int
+    stream: int                     # the stream the graph was launched on
+    start: int
+    end: int
+    graph_id: int
+    graph_exec_id: int
+    correlation_id: int = 0         # the graph launch call's (0: none)
 
 
 @dataclass(slots=True)
@@ -219,6 +241,8 @@ class Scenario:
     markers: list[Marker] = field(default_factory=list)
     mpi_calls: list[MpiCall] = field(default_factory=list)
     overhead: list[Overhead] = field(default_factory=list)
+    # Nsight Systems only (CUPTI_ACTIVITY_KIND_GRAPH_TRACE): rocpd records a HIP graph's kernels as dispatches
+    graph_executions: list[GraphExecution] = field(default_factory=list)
     host_name: str = "node0001"
     expected: Expected = field(default_factory=Expected)
 
@@ -227,7 +251,7 @@ class Scenario:
         starts: list[int] = []
         ends: list[int] = []
         for group in (self.kernels, self.copies, self.memsets, self.api_calls, self.syncs,
-                      self.markers, self.mpi_calls, self.overhead):
+                      self.markers, self.mpi_calls, self.overhead, self.graph_executions):
             for ev in group:
                 starts.append(ev.start)
                 ends.append(ev.end)

@@ -98,6 +98,24 @@ class _Builder:
                                      static_shared_bytes=smem, correlation_id=c))
         return end, ke
 
+    def graph_launch(self, t: int, api_dur: int, node_durs: list[int], names: list[str], *, pid: int = PID,
+                     tid: int | None = None, device: int = 0, stream: int = 7) -> tuple[int, int]:
+        """A cudaGraphLaunch at `t` and its graph's kernels, one after the other on the stream.
+
+        Traced at node granularity (nsys --cuda-graph-trace=node; a HIP graph's dispatches in rocpd):
+        every kernel carries the one call's correlation id and a graph node id. Returns (API end,
+        end of the last kernel).
+        """
+        c = self.corr()
+        end = self.api(t, api_dur, "graph_launch", pid=pid, tid=tid, corr=c)
+        ready, ke = end + LAUNCH_LATENCY, end
+        for node, (name, dur) in enumerate(zip(names, node_durs, strict=True), start=1):
+            ks, ke = self._slot(device, stream, ready, dur)
+            ready = ke
+            self.s.kernels.append(Kernel(pid, device, stream, ks, ke, name, grid=(1024, 1, 1),
+                                         correlation_id=c, graph_node_id=node))
+        return end, ke
+
     def copy(self, t: int, nbytes: int, bw_bps: float, direction: Direction, src: MemKind,
              dst: MemKind, *, sync_api: bool, pid: int = PID, tid: int | None = None,
              device: int = 0, stream: int = 7) -> tuple[int, int]:

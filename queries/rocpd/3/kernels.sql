@@ -2,6 +2,8 @@
 -- requires: rocpd_kernel_dispatch(id, guid, pid, agent_id, kernel_id, queue_id, stream_id, start, end, private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id), rocpd_info_kernel_symbol(id, guid, display_name, group_segment_size, sgpr_count, arch_vgpr_count), rocpd_info_agent(id, guid, type_index), rocpd_event(id, guid, stack_id)
 -- description: kernel dispatches with their symbol; HIP work-item grids divided by the workgroup size. ROCm's fill kernels (__amd_rocclr_fill*, how hipMemset runs) are memsets and left to memsets.sql.
 -- device = the agent's type_index (GPU number among GPU agents, the HIP device number).
+-- graph_id is NULL: a HIP graph's kernels are recorded as dispatches like any other, correlated to the
+-- hipGraphLaunch call that launched them.
 -- correlation_id = the event's stack_id: the internal correlation id the writer shares between the
 -- launch call's event and the dispatch's (rocpd_event.correlation_id is the external id, 0 unless
 -- the application sets one).
@@ -38,7 +40,8 @@ SELECT
     s.group_segment_size AS static_shared_bytes,
     -- the dispatch's LDS is static + dynamic; never report a negative dynamic part
     max(k.group_segment_size - coalesce(s.group_segment_size, 0), 0) AS dynamic_shared_bytes,
-    k.private_segment_size AS local_bytes_per_thread
+    k.private_segment_size AS local_bytes_per_thread,
+    NULL AS graph_id
 FROM rocpd_kernel_dispatch k
 JOIN rocpd_info_agent a ON a.id = k.agent_id AND a.guid = k.guid
 LEFT JOIN sym s ON s.id = k.kernel_id AND s.guid = k.guid

@@ -34,7 +34,8 @@ SELECT
     s.sgpr_count AS sgpr_per_wave,
     s.group_segment_size AS static_shared_bytes,
     max(k.group_segment_size - coalesce(s.group_segment_size, 0), 0) AS dynamic_shared_bytes,
-    k.private_segment_size AS local_bytes_per_thread
+    k.private_segment_size AS local_bytes_per_thread,
+    NULL AS graph_id
 FROM rocpd_kernel_dispatch k
 JOIN rocpd_track tr ON tr.id = k.track_id AND tr.guid = k.guid
 JOIN rocpd_info_agent a ON a.id = tr.agent_id AND a.guid = k.guid
