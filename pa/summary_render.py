@@ -26,8 +26,11 @@ if TYPE_CHECKING:   # annotations only: the one-file summary must not import the
 
 
 def _wave_fill(ratio: float | None) -> str:
-    """Waves a kernel's grid fills: two decimals, but two significant digits below 0.01, so a 2-block grid
-    on 108 SMs reads 0.0046, not a flat 0.00 that looks like no data (issue 25, item 5)."""
+    """Waves a kernel's grid fills, as the summary table shows them.
+
+    Two decimals, but two significant digits below 0.01, so a 2-block grid on 108 SMs reads 0.0046,
+    not a flat 0.00 that looks like no data (issue 25, item 5).
+    """
     if ratio is None:
         return "n/a"
     return f"{ratio:.2f}" if ratio >= 0.01 or ratio == 0 else f"{ratio:.2g}"
