@@ -43,7 +43,7 @@ from pa.metrics.model import ProfileSummary, SkippedItem
 from pa.rules.expr import Expr, ExprError, Scope
 from pa.rules.expr import evaluate as eval_expr
 from pa.rules.hypothesis import Evidence, EvidenceValue, Hypothesis, Impact, amdahl_bounds, window_fraction
-from pa.rules.loader import PackRef, Rule, RuleSet
+from pa.rules.loader import PackRef, ProgrammingModel, Rule, RuleSet
 from pa.rules.templates import render
 
 _IMPACT_ORDER = {"low": 0, "medium": 1, "high": 2}
@@ -150,6 +150,7 @@ class _Ctx:
     names: dict[str, Any]
     vendor: dict[str, str]
     skipped_reasons: dict[str, str]
+    model: ProgrammingModel | None = None
 
     def scope(self) -> Scope:
         return Scope(names=self.names, roots=self.roots)
@@ -200,6 +201,23 @@ def _ev(e: Expr, ctx: _Ctx) -> tuple[Any, list[str]]:
     return v, sorted(set(s.nulls))
 
 
+def programming_model(summary: ProfileSummary, ruleset: RuleSet) -> ProgrammingModel | None:
+    """The first model of the rule packs whose prefixes start a kernel, marker or GPU API name of the profile.
+
+    Only names pa already reads: every kernel, every marker name, the synchronising API calls. None
+    when no model matches (the rules' own, vendor-worded advice then stands).
+    """
+    kernels = [n for k in summary.kernels for n in (k.name, k.short_name) if n]
+    markers = [m.name for m in summary.markers.by_name] if summary.markers else []
+    apis = [a.name for a in summary.sync.by_api] if summary.sync else []
+    for model in ruleset.models.values():
+        for names, prefixes in ((kernels, model.kernel_prefixes), (markers, model.marker_prefixes),
+                                (apis, model.api_prefixes)):
+            if prefixes and any(n.startswith(tuple(prefixes)) for n in names):
+                return model
+    return None
+
+
 def evaluate(summary: ProfileSummary, ruleset: RuleSet,
              extra_facts: Mapping[str, Any] | None = None) -> RuleResult:
     """Run every enabled rule of `ruleset` on `summary` and return ranked, bucket-capped hypotheses."""
@@ -210,7 +228,8 @@ def evaluate(summary: ProfileSummary, ruleset: RuleSet,
         roots[key] = value
     vendor = dict(ruleset.vendors.get(summary.profile.vendor, {}))
     names: dict[str, Any] = {p.name: p.value for p in ruleset.params.values()}
-    ctx = _Ctx(ruleset, roots, names, vendor, {s.what: s.reason for s in summary.skipped})
+    ctx = _Ctx(ruleset, roots, names, vendor, {s.what: s.reason for s in summary.skipped},
+               programming_model(summary, ruleset))
     skipped: list[SkippedItem] = []
     warnings: list[str] = []
     outcomes: dict[str, RuleOutcome] = {}
@@ -470,6 +489,13 @@ def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int, a
     return out, claims
 
 
+def _suggestion(rule: Rule, model: ProgrammingModel | None) -> str:
+    """The rule's suggestion, or the detected programming model's advice for that rule when it has one."""
+    if model is not None and rule.id in model.suggestions:
+        return model.suggestions[rule.id]
+    return rule.suggestion
+
+
 def _phase_label(ctx: _Ctx) -> str | None:
     """The label of the phase a `scope: phase` rule fired in (None at run level)."""
     phase = ctx.roots.get("phase")
@@ -504,7 +530,7 @@ def _hypothesis(hid: str, rule: Rule, frac: float | None, wfrac: float | None, n
         bucket=rule.bucket,
         phase=(render(rule.phase, tctx) or None) if rule.phase else _phase_label(ctx),
         title=render(rule.title, tctx), description=rule.description.strip(), evidence=evidence,
-        suggestion=render(rule.suggestion, tctx),
+        suggestion=render(_suggestion(rule, ctx.model), tctx),
         expected_impact=_impact(rule, wfrac, ctx.names),
         action_category=rule.action_category,
         runtime_fraction_pct=None if frac is None else frac * 100.0,

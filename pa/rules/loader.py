@@ -143,6 +143,23 @@ class Rule:
 
 
 @dataclass
+class ProgrammingModel:
+    """A programming model the profile's names reveal, and the advice that fits it (issue 25, item 9).
+
+    OpenACC cannot capture CUDA Graphs from directives, OpenMP offload keeps data with `target data`,
+    PyTorch has torch.compile and its caching allocator: the same finding needs different words. The
+    knowledge lives in rule-pack data (rules/models.yaml), so a site adds its own framework's advice.
+    """
+
+    key: str
+    name: str
+    kernel_prefixes: tuple[str, ...] = ()
+    marker_prefixes: tuple[str, ...] = ()
+    api_prefixes: tuple[str, ...] = ()
+    suggestions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class RuleSet:
     """Everything the evaluator needs, after layering every pack in order."""
 
@@ -152,6 +169,7 @@ class RuleSet:
     disabled: dict[str, str]  # rule id -> display path of the pack that disabled it
     vendors: dict[str, dict[str, str]]
     packs: list[PackRef]
+    models: dict[str, ProgrammingModel] = field(default_factory=dict)   # in pack order
     marker_naming: MarkerNaming = DEFAULT_NAMING
 
     @property
@@ -417,6 +435,14 @@ def _apply_pack(rs: RuleSet, data: dict[str, Any], display: str, builtin: bool) 
                                   m.get("unit"), m["description"], display)
     for vendor, words in (data.get("vendors") or {}).items():
         rs.vendors.setdefault(vendor, {}).update(words)
+    for key, given in (data.get("programming_models") or {}).items():
+        old = rs.models.get(key) or ProgrammingModel(key=key, name=given.get("name", key))
+        rs.models[key] = dataclasses.replace(
+            old, name=given.get("name", old.name),
+            kernel_prefixes=tuple(given.get("kernel_prefixes", old.kernel_prefixes)),
+            marker_prefixes=tuple(given.get("marker_prefixes", old.marker_prefixes)),
+            api_prefixes=tuple(given.get("api_prefixes", old.api_prefixes)),
+            suggestions={**old.suggestions, **(given.get("suggestions") or {})})
     if "marker_names" in data:
         given = data["marker_names"] or {}
         for key in ("strip_after", "device_reads"):
@@ -510,6 +536,15 @@ def _check_refs(rs: RuleSet) -> None:
         for i, e in enumerate(r.evidence):
             for j, c in enumerate(e.cite):
                 _check_ref(c, known, r.pack, r.id, f"evidence.{i}.cite.{j}")
+    # A programming model's advice replaces a rule's suggestion: the same checks as the rule's own.
+    for model in rs.models.values():
+        where = f"programming model {model.key}"
+        for rid, text in model.suggestions.items():
+            if rid not in rs.rules and rid not in rs.disabled:
+                raise _err("programming_models", where, f"suggestions.{rid}", f"unknown rule id {rid!r}")
+            for n in sorted(_template(text, "programming_models", where, f"suggestions.{rid}")):
+                if n not in known and n not in TEMPLATE_ROOTS:
+                    raise _err("programming_models", where, f"suggestions.{rid}", f"template uses unknown name {n!r}")
 
 
 def _check_ref(ref: str, known: set[str], pack: str, rid: str, fld: str) -> None:
