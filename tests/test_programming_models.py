@@ -99,3 +99,21 @@ def test_eager_pytorch_dispatch_is_told_torch_compile(summary_of) -> None:
 def test_a_plain_cuda_program_keeps_the_vendor_advice(summary_of) -> None:
     s = summary_of(_real("saxpy_mpi_2022.sqlite"))
     assert programming_model(s, load_ruleset()) is None
+
+
+def test_a_site_pack_names_its_own_compile_ranges(tmp_path: Path) -> None:
+    """Compile names are rule-pack data (issue 25, item 3): `marker_names.compile_ranges` adds texts."""
+    blocks: list[dict] = []
+    for _ in range(10):
+        blocks.append({"steps": [{"launch": "step_kernel", "us": 1000}, {"sync": "stream"}]})
+        blocks.append({"marker": "emit_ptx for stage", "steps": [{"host": 3000}]})
+    path = write_nsys(scenario_from_facts(blocks), tmp_path / "codegen.sqlite")
+    pack = tmp_path / "site.yaml"
+    pack.write_text(yaml.safe_dump({"pack": "site", "version": 1, "description": "our code generator",
+                                    "marker_names": {"compile_ranges": ["EMIT_PTX"]}}))
+    plain = summarize(path).gpu.idle_by_cause
+    site = summarize(path, marker_naming=load_ruleset([pack]).marker_naming).gpu.idle_by_cause
+    # 9 gaps between the 10 kernels, each ~3 ms inside the range: host work by default, compilation
+    # once the site names the range (case-insensitively, as text)
+    assert plain.get("compile", 0) == 0 and plain.get("cpu_stall", 0) > 9 * 2_900_000
+    assert site.get("cpu_stall", 0) == 0 and site.get("compile", 0) > 9 * 2_900_000

@@ -124,18 +124,30 @@ def _device_read_like(naming: MarkerNaming) -> re.Pattern[str]:
     return re.compile(f"(?:{alternatives}).*", re.IGNORECASE | re.ASCII | re.DOTALL)
 
 
+def _site_compile_like(naming: MarkerNaming) -> re.Pattern[str]:
+    """Names containing one of naming.compile_ranges, case-insensitively; the texts are text, not patterns."""
+    if not naming.compile_ranges:
+        return re.compile(r"(?!)")
+    alternatives = "|".join(re.escape(n) for n in naming.compile_ranges)
+    return re.compile(f".*(?:{alternatives}).*", re.IGNORECASE | re.ASCII | re.DOTALL)
+
+
 def marker_name_read(naming: MarkerNaming = DEFAULT_NAMING) -> Callable[[str], bool]:
     """The test of the raw marker names compile_ranges or device_reads may need (scan_markers keeps them)."""
-    reads = _device_read_like(naming)
-    return lambda name: bool(_COMPILE_LIKE.fullmatch(name) or reads.fullmatch(name))
+    reads, site = _device_read_like(naming), _site_compile_like(naming)
+    return lambda name: bool(_COMPILE_LIKE.fullmatch(name) or reads.fullmatch(name) or site.fullmatch(name))
 
 
-def compile_ranges(kept: NamedRanges) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(pid, start, end) of the marker ranges whose name says the host is compiling (COMPILE_RANGE).
+def compile_ranges(kept: NamedRanges, naming: MarkerNaming = DEFAULT_NAMING
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pid, start, end) of the marker ranges whose name says the host is compiling.
 
-    `kept`: the markers scan_markers kept for marker_name_read.
+    COMPILE_RANGE's words, or a rule pack's `marker_names.compile_ranges` texts. `kept`: the markers
+    scan_markers kept for marker_name_read.
     """
-    rows = kept.where(lambda n: bool(_COMPILE_LIKE.fullmatch(n) and COMPILE_RANGE.search(n))) & (kept.end > kept.start)
+    site = _site_compile_like(naming)
+    rows = kept.where(lambda n: bool((_COMPILE_LIKE.fullmatch(n) and COMPILE_RANGE.search(n))
+                                     or site.fullmatch(n))) & (kept.end > kept.start)
     return (kept.pid[rows].astype(np.int64), kept.start[rows].astype(np.int64), kept.end[rows].astype(np.int64))
 
 

@@ -41,6 +41,10 @@ class MarkerNaming:
     hex_addresses: bool = True
     number_words: bool = True
     device_reads: tuple[str, ...] = DEVICE_READ_RANGES
+    # Substrings (text, case-insensitive) that make a range a compilation beside the built-in word
+    # test (pa.metrics.host_work.COMPILE_RANGE): a site's own JIT or code-generation ranges (issue 25,
+    # item 3: compile names are knowledge, kept in rule-pack data).
+    compile_ranges: tuple[str, ...] = ()
 
     def normalise(self, name: str) -> str:
         """`name` without the ids the three steps remove."""

@@ -342,7 +342,7 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     else:
         marker_scan = None
     if marker_scan is not None:
-        named = compile_ranges(marker_scan.kept)
+        named = compile_ranges(marker_scan.kept, marker_naming)
         jit_iv = (np.concatenate([jit_iv[0], named[0]]), np.concatenate([jit_iv[1], named[1]]),
                   np.concatenate([jit_iv[2], named[2]]))
     if copies_job is not None and memsets_job is not None:

@@ -445,7 +445,7 @@ def _apply_pack(rs: RuleSet, data: dict[str, Any], display: str, builtin: bool) 
             suggestions={**old.suggestions, **(given.get("suggestions") or {})})
     if "marker_names" in data:
         given = data["marker_names"] or {}
-        for key in ("strip_after", "device_reads"):
+        for key in ("strip_after", "device_reads", "compile_ranges"):
             if key in given:
                 given = {**given, key: tuple(given[key])}
         rs.marker_naming = dataclasses.replace(rs.marker_naming, **given)
