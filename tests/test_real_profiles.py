@@ -461,3 +461,21 @@ def test_round_trip_saving_keeps_every_buffer_uploaded_before_the_first_kernel(s
         assert want == 25_722_535_531
     if real_profile.name == "saxpy_mpi_2022.sqlite":
         assert want == 228_075_234
+
+
+def test_compute_busy_says_the_nccl_kernels_it_leaves_out(summary_of):
+    """Issue 25, item 2: mfu_before's GPU-BUSY text said 85.2 % beside 89.2 % in the key metrics, one
+    leaving NCCL out, neither saying so. The share of the window NCCL kernels keep busy is stated beside
+    it, checked here against the union of the ncclDevKernel intervals per device by SQL."""
+    from pa.rules.evaluate import evaluate
+    from pa.rules.loader import load_ruleset
+    path, rows = _rows_of("mfu_before.sqlite",
+                          "SELECT k.deviceId, k.start, k.\"end\" FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                          "JOIN StringIds s ON s.id = k.demangledName WHERE s.value LIKE '%ncclDevKernel%'")
+    s = summary_of(path)
+    want = sum(reference_union([(a, b) for d, a, b in rows if d == dev]) for dev in {r[0] for r in rows})
+    assert want > 0 and s.gpu.communication_busy_ns == want
+    busy = next(h for h in evaluate(s, load_ruleset()).hypotheses if h.rule_id == "GPU-BUSY-001")
+    text = busy.evidence[0].text
+    assert "Compute kernels" in text and "communication kernels" in text
+    assert f"{100 * want / s.gpu.window_ns:.1f} %" in text
