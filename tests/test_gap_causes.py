@@ -277,7 +277,8 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
         mpi_set = _merge([(s, e) for s, e, p in mpi if p in pids])
         api_set = _merge([tuple(x) for m in sets.values() for x in m])
         every = _merge([tuple(x) for m in (*sets.values(), ov, mpi_set) for x in m])
-        alloc_in_lc = _intersect(sets["alloc"], _merge([tuple(x) for x in sets["launch"] + sets["compile"]]))
+        alloc_in_lc = _intersect(sets["alloc"], _merge([tuple(x) for k in ("launch", "compile", "sync", "copy")
+                                                        for x in sets[k]]))
         mpi_in_api = _intersect(mpi_set, api_set)
         idle: dict[str, int] = defaultdict(int)
         rec: dict[str, int] = defaultdict(int)
@@ -318,13 +319,20 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                 r = {"sync": min(rest, prev), "copy_wait": min(rest, prev), "launch": cover["launch"],
                      "alloc": cover["alloc"], "compile": cover["compile"], "mpi": rest}[owner]
             part = mpi_only if owner == "cpu_stall" else 0
-            if owner in ("launch", "compile"):
-                # the allocation calls' own part (outside launch and compile calls) is the allocation's
-                both = _cover(alloc_in_lc, g0, g1)
-                alloc_part = min(max(cover["alloc"] - both, 0), max(rest - r, 0))
+            if owner in ("launch", "compile", "sync", "copy_wait"):
+                # the allocation calls' own part (outside launch, compile, sync and copy calls) is the
+                # allocation's; in a round trip its recoverable share comes out of the owner's
+                alloc_only = max(cover["alloc"] - _cover(alloc_in_lc, g0, g1), 0)
+                if owner in ("launch", "compile"):
+                    alloc_part = min(alloc_only, max(rest - r, 0))
+                    rec["alloc"] += alloc_part
+                else:
+                    alloc_part = min(alloc_only, rest)
+                    taken = min(alloc_part, r)
+                    rec["alloc"] += taken
+                    r -= taken
                 idle[owner] -= alloc_part
                 idle["alloc"] += alloc_part
-                rec["alloc"] += alloc_part
             idle[owner] += rest - part
             idle["mpi"] += part
             if owner in ("cpu_stall", "mpi"):

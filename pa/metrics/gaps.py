@@ -34,8 +34,10 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
    back to back (the host was ahead), which recovers ~nothing.
 4. otherwise the kind of call covering most of the gap: `compile` (module loading, JIT, the driver's
    lazy loading, NVTX/rocTX ranges named as compiling), `launch`, `alloc`, `mpi` (or `sync` /
-   `copy_wait` for blocking calls that began inside the gap). In a gap owned by `launch` or `compile`
-   the allocation and free calls own the part they cover (outside the launch and compile calls): a
+   `copy_wait` for blocking calls that began inside the gap). In a gap owned by `launch`, `compile`,
+   `sync` or `copy_wait` the allocation and free calls own the part they cover (outside the launch,
+   compile, sync and copy calls; in a round trip that part's recoverable time is taken out of the
+   round trip's, which already hid it): a
    loop that allocates, launches and synchronises every iteration (OpenACC data clauses, a
    malloc/launch/free per step) has launch-owned gaps with an allocation in each, and a pool removes
    that part whoever owns the rest (issue 25, item 7).
@@ -273,11 +275,18 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
     # Allocation inside a launch- or compile-owned gap is the allocation's: a pool removes it, beside
     # whatever the graph or the warm-up removes (the owner keeps the calls it covers).
     cover_gap = (owner == _CODE["launch"]) | (owner == _CODE["compile"])
-    if n and np.any(cover_gap & (cover["alloc"] > 0)):
-        others = iv.union_of([host.launch, host.compile])
+    trip_gap = (owner == _CODE["sync"]) | (owner == _CODE["copy_wait"])
+    if n and np.any((cover_gap | trip_gap) & (cover["alloc"] > 0)):
+        others = iv.union_of([host.launch, host.compile, host.sync, host.copy])
         alloc_only = np.maximum(cover["alloc"] - iv.covered_many(iv.intersect(host.alloc, others), gs, ge), 0)
-        part = np.where(cover_gap, np.minimum(alloc_only, np.maximum(rest - recoverable, 0)), 0).astype(np.int64)
-        parts.append(GapPart("alloc", part, part, np.zeros(n, dtype=np.int64)))
+        # beside a launch or compile owner, the pool's recovery is its own; in a round trip, running
+        # ahead already hides the allocation, so its part of the gap's recoverable time is taken over
+        # (the allocation after a sync is named, the total unchanged: issue 25, item 7)
+        part = np.where(cover_gap, np.minimum(alloc_only, np.maximum(rest - recoverable, 0)),
+                        np.where(trip_gap, np.minimum(alloc_only, rest), 0)).astype(np.int64)
+        taken = np.where(trip_gap, np.minimum(part, recoverable), 0).astype(np.int64)
+        rec_part = np.where(trip_gap, taken, part).astype(np.int64)
+        parts.append(GapPart("alloc", part, rec_part, taken))
     return GapTable(device, gs, ge, owner, rest, overhead, recoverable, cover, critical, tuple(parts))
 
 
