@@ -22,3 +22,14 @@ def reference_union(intervals: Iterable[tuple[int, int]]) -> int:
     if cur_s is not None and cur_e is not None:
         total += cur_e - cur_s
     return total
+
+
+def reference_merge(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The union of [start, end) intervals as sorted, disjoint (start, end) pairs (touching ones joined)."""
+    out: list[list[int]] = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]

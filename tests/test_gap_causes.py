@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from reference import reference_union
+from reference import reference_merge, reference_union
 
 from pa.metrics import intervals as iv
 from pa.metrics.gaps import HostSets, classify_gaps
@@ -165,13 +165,7 @@ OWNER_OF = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "launch":
 
 
 def _merge(pairs):
-    out: list[list[int]] = []
-    for s, e in sorted(pairs):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return _Merged(out)
+    return _Merged(reference_merge(pairs))
 
 
 class _Merged(list):

@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from reference import reference_union  # tests/ is on sys.path
+from reference import reference_merge, reference_union  # tests/ is on sys.path
 from testkit.scenarios import alloc_churn
 
 
@@ -56,22 +56,12 @@ def _free_wait_reference(path: Path) -> tuple[int, int]:
     n = ns = 0
     for pid in {p for _, _, p in calls}:
         devices = {d for _, _, d, p in ops if p == pid}
-        busy = _merge([(s, e) for s, e, d, _ in ops if d in devices])
-        mine = _merge([(s, e) for s, e, p in calls if p == pid])
+        busy = reference_merge([(s, e) for s, e, d, _ in ops if d in devices])
+        mine = reference_merge([(s, e) for s, e, p in calls if p == pid])
         n += sum(1 for s, e, p in calls if p == pid and any(bs < e and be > s for bs, be in busy))
         ns += reference_union([(max(s, bs), min(e, be)) for s, e in mine for bs, be in busy
                                if max(s, bs) < min(e, be)])
     return n, ns
-
-
-def _merge(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[list[int]] = []
-    for s, e in sorted(pairs):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
 
 
 def test_free_waits_match_sql_on_every_real_export(real_profile: Path, summary_of) -> None:

@@ -264,9 +264,9 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
     # MPI inside a host-work gap is MPI's time (the MPI calls covered by no GPU API call), and takes
     # its share of the gap's recoverable time (both hide behind the same GPU work).
     parts: list[GapPart] = []
-    api_only = iv.union_of([host.sync, host.copy, host.compile, host.launch, host.alloc])
     stall_gap = owner == _CODE["cpu_stall"]
     if n and np.any(stall_gap & (cover["mpi"] > 0)):
+        api_only = iv.union_of([host.sync, host.copy, host.compile, host.launch, host.alloc])
         mpi_only = np.maximum(cover["mpi"] - iv.covered_many(iv.intersect(host.mpi, api_only), gs, ge), 0)
         part = np.where(stall_gap, np.minimum(mpi_only, rest), 0)
         share = np.where(rest > 0, part / np.maximum(rest, 1), 0.0)

@@ -112,24 +112,26 @@ def _like(*patterns: str) -> re.Pattern[str]:
 _COMPILE_LIKE = _like("%compil%", "%nvrtc%", "%hiprtc%", "%ptx%")
 
 
-def _device_read_like(naming: MarkerNaming) -> re.Pattern[str]:
-    """The raw names that start with one of naming.device_reads, case-insensitively (ASCII folding).
+def _texts_like(texts: tuple[str, ...], anywhere: bool) -> re.Pattern[str]:
+    """Names that start with (or, `anywhere`, contain) one of `texts`, case-insensitively (ASCII folding).
 
-    The prefixes are text, not patterns: `_` in aten::_local_scalar_dense is an underscore, and a
-    rule pack's prefix cannot become a wildcard pattern that backtracks exponentially (issue 26.7).
+    The texts are text, not patterns: `_` in aten::_local_scalar_dense is an underscore, and a rule
+    pack's text cannot become a wildcard pattern that backtracks exponentially (issue 26.7).
     """
-    if not naming.device_reads:
+    if not texts:
         return re.compile(r"(?!)")
-    alternatives = "|".join(re.escape(n) for n in naming.device_reads)
-    return re.compile(f"(?:{alternatives}).*", re.IGNORECASE | re.ASCII | re.DOTALL)
+    alternatives = "|".join(re.escape(n) for n in texts)
+    return re.compile(f"{'.*' if anywhere else ''}(?:{alternatives}).*", re.IGNORECASE | re.ASCII | re.DOTALL)
+
+
+def _device_read_like(naming: MarkerNaming) -> re.Pattern[str]:
+    """The raw names that start with one of naming.device_reads."""
+    return _texts_like(naming.device_reads, anywhere=False)
 
 
 def _site_compile_like(naming: MarkerNaming) -> re.Pattern[str]:
-    """Names containing one of naming.compile_ranges, case-insensitively; the texts are text, not patterns."""
-    if not naming.compile_ranges:
-        return re.compile(r"(?!)")
-    alternatives = "|".join(re.escape(n) for n in naming.compile_ranges)
-    return re.compile(f".*(?:{alternatives}).*", re.IGNORECASE | re.ASCII | re.DOTALL)
+    """Names containing one of naming.compile_ranges (a rule pack's compile names)."""
+    return _texts_like(naming.compile_ranges, anywhere=True)
 
 
 def marker_name_read(naming: MarkerNaming = DEFAULT_NAMING) -> Callable[[str], bool]:

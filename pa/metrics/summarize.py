@@ -485,16 +485,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
 
     # Summaries that do not need the gaps, before waiting for them (on rocpd files the worker
     # computes the gaps meanwhile; the marker summary alone is ~0.2 s at 2 M rocTX ranges).
-    sync = _sync_with_blocking_copies(host_metrics.sync_summary(rel, api, span), api, copy_rows, span) \
-        if api else None
-    if sync is not None and api is not None:
-        busy_by_pid: dict[int, list[iv.Merged]] = {}
-        for d, pids in all_pids_by_device.items():
-            if d in acts:
-                for p in pids:
-                    busy_by_pid.setdefault(int(p), []).append(acts[d].busy)
-        free_calls, free_ns = host_metrics.free_waits(api, {p: iv.union_of(m) for p, m in busy_by_pid.items()})
-        sync = sync.model_copy(update={"free_wait_calls": free_calls, "free_wait_ns": free_ns})
+    sync = _sync_with_implicit_waits(host_metrics.sync_summary(rel, api, span), api, copy_rows,
+                                     _busy_by_pid(acts, all_pids_by_device), span) if api else None
     markers = marker_scan.summary(int(span_start or 0)) if marker_scan is not None else None
     overhead = host_metrics.overhead_summary(overhead_iv, span) if rel.available("overhead") else None
     # The gaps last: on rocpd files the worker computes them while this thread did the above.
@@ -595,14 +587,30 @@ def _gpu_totals(used: list[DeviceSummary], gaps: list[DeviceGaps], kernel_count:
         last_operation_ns=(span - min(g.trailing_idle_ns for g in gaps)) if gaps else None)
 
 
-def _sync_with_blocking_copies(sync: SyncSummary, api: host_metrics.ApiCalls, rows: np.ndarray,
-                               span: int) -> SyncSummary:
-    """The sync summary plus the copy calls that blocked the host like a sync call (`rows` of api)."""
+def _sync_with_implicit_waits(sync: SyncSummary, api: host_metrics.ApiCalls, rows: np.ndarray,
+                              busy_by_pid: dict[int, iv.Merged], span: int) -> SyncSummary:
+    """The sync summary plus the calls that block the host without being sync calls.
+
+    The copy calls that blocked like a sync call (`rows` of api), and the frees that waited for the
+    GPUs of their process (busy_by_pid: host_metrics.free_waits).
+    """
     calls = len(rows)
     ns = sum(iv.grouped_union_length(api.pid[rows].astype(np.int64), api.start[rows], api.end[rows]).values())
+    free_calls, free_ns = host_metrics.free_waits(api, busy_by_pid)
     return sync.model_copy(update={
         "blocking_copy_calls": calls, "blocking_copy_ns": ns,
-        "blocking_copy_pct_of_span": (100.0 * ns / (span * sync.process_count)) if span else None})
+        "blocking_copy_pct_of_span": (100.0 * ns / (span * sync.process_count)) if span else None,
+        "free_wait_calls": free_calls, "free_wait_ns": free_ns})
+
+
+def _busy_by_pid(acts: dict[int, DeviceActivity], pids_by_device: dict[int, set[int]]) -> dict[int, iv.Merged]:
+    """Per process, when any GPU it uses is busy (the union of those devices' busy intervals)."""
+    sets: dict[int, list[iv.Merged]] = {}
+    for d, pids in pids_by_device.items():
+        if d in acts:
+            for p in pids:
+                sets.setdefault(int(p), []).append(acts[d].busy)
+    return {p: iv.union_of(m) for p, m in sets.items()}
 
 
 def graph_granularity_note(executions: int) -> str:
