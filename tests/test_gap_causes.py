@@ -225,8 +225,8 @@ def _names_compiling(text: str) -> bool:
                or (w == "load" and nxt == "ptx") for w, nxt in zip(words, following, strict=True))
 
 
-def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, int]]]:
-    """Per device: (idle by cause, recoverable by cause), computed gap by gap from raw rows."""
+def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, int], int]]:
+    """Per device: (idle by cause, recoverable by cause, host work after the last kernel), gap by gap from raw rows."""
     conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     ops = []
@@ -259,6 +259,16 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                 'SELECT n.start, n."end", (n.globalTid >> 24) & 16777215, n.domainId FROM NVTX_EVENTS n '
                 "LEFT JOIN StringIds s ON s.id = n.textId WHERE coalesce(n.text, s.value) GLOB 'MPI_*' "
                 'AND n."end" > n.start') if (p, dom) in domains]
+    reads: list[tuple[int, int, int]] = []   # fault-driven device-to-host migrations: the host reading GPU results
+    if {"ENUM_CUDA_UNIF_MEM_MIGRATION", "ENUM_CUDA_MEMCPY_OPER"} <= tables:
+        reads = conn.execute(
+            'SELECT m.start, m."end", m.deviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY m '
+            "JOIN ENUM_CUDA_UNIF_MEM_MIGRATION c ON c.id = m.migrationCause "
+            "JOIN ENUM_CUDA_MEMCPY_OPER k ON k.id = m.copyKind "
+            "WHERE k.label = 'Unified Device-to-Host' AND (c.label = 'Page fault' OR c.label LIKE 'Speculative%') "
+            'AND m."end" >= m.start').fetchall()
+    kernel_ends = dict(conn.execute('SELECT deviceId, max("end") FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY deviceId')) \
+        if "CUPTI_ACTIVITY_KIND_KERNEL" in tables else {}
     conn.close()
     out = {}
     for dev in sorted({o[2] for o in ops}):
@@ -277,6 +287,9 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
         idle: dict[str, int] = defaultdict(int)
         rec: dict[str, int] = defaultdict(int)
         stall_rec = []
+        wind_down = 0
+        dev_reads = _merge([(a, b) for a, b, d in reads if d == dev])
+        touched = [_cover(dev_reads, b0, b1) > 0 for b0, b1 in busy]
         shortest = min((busy[i + 1][0] - busy[i][1] for i in range(len(busy) - 1)), default=0)
         for i in range(len(busy) - 1):
             g0, g1 = busy[i][1], busy[i + 1][0]
@@ -329,6 +342,12 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                 idle["alloc"] += alloc_part
             idle[owner] += rest - part
             idle["mpi"] += part
+            if owner == "cpu_stall" and (touched[i] or touched[i + 1]):
+                # host work reading the GPU's results hides only behind GPU work after it
+                later = sum(b1 - max(b0, g1) for b0, b1 in busy if b1 > g1) - _cover(dev_reads, g1, busy[-1][1])
+                r = min(r, max(later, 0))
+            if owner == "cpu_stall" and dev in kernel_ends and g0 >= kernel_ends[dev]:
+                wind_down += rest - part
             if owner in ("cpu_stall", "mpi"):
                 stall_rec.append((owner, r, part, rest))
             else:
@@ -340,7 +359,7 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
             moved = int(r * (part / rest)) if part else 0   # the MPI part's share of the gap's recoverable time
             rec[owner] += r - moved
             rec["mpi"] += moved
-        out[dev] = ({k: v for k, v in idle.items() if v}, {k: v for k, v in rec.items() if v})
+        out[dev] = ({k: v for k, v in idle.items() if v}, {k: v for k, v in rec.items() if v}, wind_down)
     return out
 
 
@@ -350,10 +369,39 @@ def test_gap_causes_match_a_plain_reference_on_real_profiles(real_profile: Path,
         pytest.skip("no GPU activity in this capture")
     ref = reference_causes(real_profile)
     for g in s.idle_gaps:
-        idle, rec = ref[g.device]
+        idle, rec, wind_down = ref[g.device]
         assert g.idle_by_cause == idle, g.device
+        assert g.wind_down_host_work_ns == wind_down, g.device
         assert sum(g.idle_by_cause.values()) == g.idle_ns
         # the proportional share of the busy time may round each gap down by < 1 ns
         assert set(g.recoverable_by_cause) <= set(rec) | {"cpu_stall"}
         for cause, ns in rec.items():
             assert abs(g.recoverable_by_cause.get(cause, 0) - ns) <= max(1, g.gap_count), (cause, ns)
+
+
+def test_host_work_that_reads_the_gpus_results_hides_only_behind_later_gpu_work() -> None:
+    # Kernels [0, 40 ms) and [50, 60 ms); then the host writes output [60, 100 ms) touching managed
+    # pages, whose fault migrations to the host are the busy intervals [70, 72) and [100, 101).
+    ms = 1_000_000
+    busy = merged((0, 40 * ms), (45 * ms, 60 * ms), (70 * ms, 72 * ms), (100 * ms, 101 * ms))
+    reads = merged((70 * ms, 72 * ms), (100 * ms, 101 * ms))
+    t = classify_gaps(0, busy, host(), host_reads=reads)
+    assert owners(t) == ["cpu_stall"] * 3
+    # 40→45 ms sits between kernels: it may hide behind any GPU work (5 ms, all of it);
+    # 60→70 and 72→100 border a host read: after them only the host's own migrations follow, so nothing.
+    assert t.recoverable_ns.tolist() == [5 * ms, 0, 0]
+    # without the migrations' proof of the read, every gap may hide behind the 58 ms of busy time
+    t = classify_gaps(0, busy, host())
+    assert t.recoverable_ns.tolist() == [5 * ms, 10 * ms, 28 * ms]
+
+
+def test_host_work_after_the_last_kernel_is_the_runs_wind_down() -> None:
+    from pa.metrics.gaps import device_gaps
+
+    ms = 1_000_000
+    busy = merged((0, 40 * ms), (45 * ms, 60 * ms), (70 * ms, 72 * ms), (100 * ms, 101 * ms))
+    t = classify_gaps(0, busy, host())
+    g = device_gaps(busy, t, 0, 110 * ms, last_kernel_end=60 * ms)
+    assert g.idle_by_cause == {"cpu_stall": 43 * ms}
+    assert g.wind_down_host_work_ns == 38 * ms          # 60→70 and 72→100: after the last kernel
+    assert device_gaps(busy, t, 0, 110 * ms).wind_down_host_work_ns == 0   # no kernel known: nothing is wind-down

@@ -50,7 +50,11 @@ Recoverable time, per gap, is what the trace proves the named fix can remove (th
 - cpu_stall, mpi: the host work is overlapped with GPU work (reordered, prefetched, moved to another
   thread or made non-blocking). Host work can hide only behind GPU work that exists, anywhere in the
   run (a checkpoint written while the next phase computes), so per device the gaps of these causes
-  recover at most the device's busy time in all: each gap is scaled by min(1, busy / their idle);
+  recover at most the device's busy time in all: each gap is scaled by min(1, busy / their idle).
+  Host work that reads the GPU's results cannot run beside the GPU work that produces them: where
+  the trace proves the read (a fault-driven device-to-host migration of managed memory beside the
+  gap: the host touched pages the GPU wrote), the gap hides only behind the GPU work after it, less
+  the migrations such reads cause (output written after the last kernel recovers nothing);
 - launch: the per-kernel launch calls go (CUDA/HIP graphs, fused kernels): at most the part of the
   gap the launch calls cover; the rest of the gap (the host's other work between launches, allocation
   or copy calls that did not own the gap) stays;
@@ -181,12 +185,14 @@ class GapTable:
 
 def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
                   host_work_min_ns: int = DEFAULT_THRESHOLDS.host_work_min_ns,
-                  dispatch_max_ns: int = DEFAULT_THRESHOLDS.dispatch_max_ns) -> GapTable:
+                  dispatch_max_ns: int = DEFAULT_THRESHOLDS.dispatch_max_ns,
+                  host_reads: iv.Merged = iv.EMPTY) -> GapTable:
     """Owner and recoverable time of every gap between the merged busy intervals `busy`.
 
     `host_work_min_ns` and `dispatch_max_ns` are the site-tunable thresholds (pa.metrics.thresholds)
     from which the host's own work in a gap makes it host work even after a round trip, and below
-    which a gap of the host's own time is per-operation dispatch.
+    which a gap of the host's own time is per-operation dispatch. `host_reads`: the device's
+    fault-driven device-to-host migrations (the host touching managed memory the GPU wrote).
     """
     bs, be = busy
     gs, ge = (be[:-1].copy(), bs[1:].copy()) if len(bs) > 1 else (be[:0].copy(), bs[:0].copy())
@@ -246,6 +252,12 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
     all_overhead = rest <= 0
     owner[all_overhead] = _CODE["overhead"]
     recoverable[all_overhead] = 0
+    # Host work that reads the GPU's results (a fault-driven device-to-host migration beside the gap)
+    # waits for the GPU work before it: it hides only behind GPU work after it, other than the
+    # migrations the host's own reads cause.
+    reads = _reads_results(busy, host_reads, n) & (owner == _CODE["cpu_stall"])
+    if reads.any():
+        recoverable[reads] = np.minimum(recoverable[reads], _later_work(busy, host_reads, ge[reads]))
     # Host work and MPI hide only behind GPU work that exists: together they recover at most the
     # device's busy time, shared in proportion to each gap.
     overlap = (owner == _CODE["cpu_stall"]) | (owner == _CODE["mpi"])
@@ -290,8 +302,32 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
     return GapTable(device, gs, ge, owner, rest, overhead, recoverable, cover, critical, tuple(parts))
 
 
-def device_gaps(busy: iv.Merged, table: GapTable, span_start: int, span_end: int) -> DeviceGaps:
-    """The DeviceGaps summary of one device: window, histogram, idle by cause, the largest gaps."""
+def _reads_results(busy: iv.Merged, host_reads: iv.Merged, n: int) -> np.ndarray:
+    """Which of the `n` gaps of `busy` border a busy interval holding a host-read migration."""
+    if n == 0 or not len(host_reads[0]):
+        return np.zeros(n, dtype=bool)
+    bs, be = busy
+    touched = iv.covered_many(host_reads, bs, be) > 0
+    return touched[:-1] | touched[1:]
+
+
+def _later_work(busy: iv.Merged, host_reads: iv.Merged, t: np.ndarray) -> np.ndarray:
+    """The device's busy time after each time in `t`, less the host-read migrations in it."""
+    be = busy[1]
+    end = int(be[-1]) if len(be) else 0
+    hi = np.full(len(t), end, dtype=np.int64)
+    later = iv.covered_many(busy, t, hi) - iv.covered_many(host_reads, t, hi)
+    return np.maximum(later, 0).astype(np.int64)
+
+
+def device_gaps(busy: iv.Merged, table: GapTable, span_start: int, span_end: int,
+                last_kernel_end: int | None = None) -> DeviceGaps:
+    """The DeviceGaps summary of one device: window, histogram, idle by cause, the largest gaps.
+
+    `last_kernel_end` (absolute ns): the end of the device's last kernel; the host work in the gaps
+    after it is the run's wind-down (output of the results, verification, clean-up), with no GPU
+    computation after it, and is counted apart (wind_down_host_work_ns).
+    """
     durations = table.end - table.start
     window = int(busy[1][-1] - busy[0][0]) if len(busy[0]) else 0
     busy_len = iv.length(busy)
@@ -318,7 +354,16 @@ def device_gaps(busy: iv.Merged, table: GapTable, span_start: int, span_end: int
         leading_idle_ns=int(busy[0][0] - span_start) if len(busy[0]) else 0,
         trailing_idle_ns=int(span_end - busy[1][-1]) if len(busy[0]) else 0,
         idle_by_cause={c: v for c, v in idle.items() if v}, recoverable_by_cause={c: v for c, v in rec.items() if v},
-        critical_busy_ns=table.critical_busy_ns, histogram=hist, largest=largest)
+        critical_busy_ns=table.critical_busy_ns, histogram=hist, largest=largest,
+        wind_down_host_work_ns=_wind_down(table, last_kernel_end))
+
+
+def _wind_down(table: GapTable, last_kernel_end: int | None) -> int:
+    """Host-work idle of the gaps that start at or after `last_kernel_end` (0 when it is None)."""
+    if last_kernel_end is None or not len(table.start):
+        return 0
+    after = (table.start >= last_kernel_end).astype(np.float64)
+    return table.totals(after)[0].get("cpu_stall", 0)
 
 
 def clipped_totals(tables: list[GapTable], lo: int, hi: int) -> tuple[dict[str, int], dict[str, int]]:

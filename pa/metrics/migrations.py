@@ -29,9 +29,23 @@ import numpy as np
 from pa.metrics import intervals as iv
 from pa.metrics.activity import Ops
 from pa.metrics.model import HardwareLimits, MigrationCause, MigrationSummary
-from pa.profile.canonical import MIGRATION_CAUSES
+from pa.profile.canonical import DIRECTIONS, MIGRATION_CAUSES
 
 _FAULT_DRIVEN = [MIGRATION_CAUSES.index("page_fault"), MIGRATION_CAUSES.index("speculative_prefetch")]
+
+
+def host_read_migrations(copies: Ops, cx: dict[str, np.ndarray]) -> dict[int, iv.Merged]:
+    """Per device, the fault-driven device-to-host migrations: the host touching managed pages the GPU wrote.
+
+    Such a migration proves the host work around it reads the GPU's results, so that host work cannot
+    run beside the GPU work that produced them (pa.metrics.gaps).
+    """
+    code = cx.get("migration_code")
+    if code is None or not len(code):
+        return {}
+    reads = np.isin(code, _FAULT_DRIVEN) & (cx["direction_code"] == DIRECTIONS.index("DtoH"))
+    return {int(d): iv.merge(copies.start[reads & (copies.device == d)], copies.end[reads & (copies.device == d)])
+            for d in np.unique(copies.device[reads]).tolist()}
 
 
 def migration_summary(copies: Ops, cx: dict[str, np.ndarray], kernels: dict[int, iv.Merged],

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pa.metrics.origin import HostStr, KernelStr, MarkerStr, OwnStr, PathStr, ProfileStr
 from pa.metrics.phases.model import PhaseSummary
 
-SUMMARY_SCHEMA_VERSION = "1.4"
+SUMMARY_SCHEMA_VERSION = "1.5"
 
 
 class _Model(BaseModel):
@@ -139,6 +139,8 @@ class GpuTotals(_Model):
     recoverable_by_cause: dict[OwnStr, int] = Field(
         default_factory=dict, description="per gap cause, the idle time its fix can recover (see DeviceGaps)")
     critical_busy_ns: int = Field(0, description="sum over devices of the busy time the host waited on (DeviceGaps)")
+    wind_down_host_work_ns: int = Field(
+        0, description="sum over devices of the host-work idle after each device's last kernel (DeviceGaps)")
     compute_busy_ns: int = Field(0, description="sum over used devices of the union of compute kernels "
                                                 "(communication kernels excluded)")
     communication_kernel_count: int = 0
@@ -250,6 +252,9 @@ class DeviceGaps(_Model):
     critical_busy_ns: int = Field(
         0, description="busy time the host waited on (busy intervals ending while it was blocked in a sync, "
                        "copy or MPI call, and the last one): faster GPU work shortens the run only there")
+    wind_down_host_work_ns: int = Field(
+        0, description="the host-work idle (idle_by_cause.cpu_stall) of the gaps after this device's last kernel: "
+                       "the run's output and clean-up, with no GPU computation after it")
     host_work: list[HostWork] = Field(
         default_factory=list, description="what the host was doing in the host-work gaps, where the export "
                                           "has OS runtime calls or CPU samples (largest share first)")

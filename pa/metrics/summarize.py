@@ -27,7 +27,7 @@ from pa.metrics.hardware import host_link, spec_memory_bandwidth
 from pa.metrics.host_work import compile_ranges, device_reads, host_work, marker_name_read
 from pa.metrics.kernels import kernel_names, kernel_stats, launch_configs
 from pa.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
-from pa.metrics.migrations import migration_summary
+from pa.metrics.migrations import host_read_migrations, migration_summary
 from pa.metrics.model import (
     CopyStats,
     CopySummary,
@@ -185,10 +185,11 @@ HostIntervals = tuple[host_metrics.Intervals, host_metrics.Intervals, host_metri
 
 def _device_gaps(rel: Relations, acts: dict[int, DeviceActivity], api: host_metrics.ApiCalls | None,
                  pids_by_device: dict[int, set[int]], host_ivs: HostIntervals, window: tuple[int, int],
-                 thresholds: Thresholds) -> tuple[list[DeviceGaps], list[GapTable]]:
+                 thresholds: Thresholds, host_reads: dict[int, iv.Merged]) -> tuple[list[DeviceGaps], list[GapTable]]:
     """Per used device (ascending id): its idle gaps classified by what the host did, and the table.
 
-    `host_ivs`: the MPI, overhead and compiling intervals (pid, start, end) the causes come from.
+    `host_ivs`: the MPI, overhead and compiling intervals (pid, start, end) the causes come from;
+    `host_reads`: per device, the migrations that prove the host read the GPU's results.
     """
     mpi_iv, overhead_iv, jit_iv = host_ivs
     gaps: list[DeviceGaps] = []
@@ -197,9 +198,11 @@ def _device_gaps(rel: Relations, acts: dict[int, DeviceActivity], api: host_metr
         busy = acts[dev_id].busy
         pids = pids_by_device.get(dev_id, set())
         host = host_metrics.host_sets(api, pids, mpi_iv, overhead_iv, jit_iv)
-        table = classify_gaps(dev_id, busy, host, thresholds.host_work_min_ns, thresholds.dispatch_max_ns)
+        table = classify_gaps(dev_id, busy, host, thresholds.host_work_min_ns, thresholds.dispatch_max_ns,
+                              host_reads.get(dev_id, iv.EMPTY))
         tables.append(table)
-        dg = device_gaps(busy, table, *window)
+        kernels = acts[dev_id].kernels
+        dg = device_gaps(busy, table, *window, int(kernels[1][-1]) if len(kernels[1]) else None)
         if host is not None:
             dg = dg.model_copy(update={"host_work": host_work(rel, table, pids)})
         gaps.append(dg)
@@ -394,8 +397,9 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     host_ivs = (mpi_iv, overhead_iv, jit_iv)
     # The idle gaps of each device and their causes; on rocpd files on the worker, whose share
     # after the two threads meet (phases, the launch summary) is the shorter one there.
+    host_reads = host_read_migrations(copies, cx)
     gaps_job = pool.submit(_on_own, path, rel, _device_gaps, acts, api, all_pids_by_device, host_ivs, window,
-                           thresholds) if beside and window is not None else None
+                           thresholds, host_reads) if beside and window is not None else None
     if shared_job is not None:
         shared_job.result()   # the reads the worker took
     hardware, configs = shared.results["hardware"], shared.results["configs"]
@@ -493,7 +497,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     if gaps_job is not None:
         gaps, gap_tables = gaps_job.result()
     elif window is not None:
-        gaps, gap_tables = _device_gaps(rel, acts, api, all_pids_by_device, host_ivs, window, thresholds)
+        gaps, gap_tables = _device_gaps(rel, acts, api, all_pids_by_device, host_ivs, window, thresholds,
+                                        host_reads)
     else:
         gaps, gap_tables = [], []
     gpu = _gpu_totals([d for d in devices if d.used], gaps, len(kernels.start), int(kernels.duration.sum()),
@@ -583,6 +588,7 @@ def _gpu_totals(used: list[DeviceSummary], gaps: list[DeviceGaps], kernel_count:
         trailing_idle_ns=sum(g.trailing_idle_ns for g in gaps), idle_in_window_ns=sum(g.idle_ns for g in gaps),
         idle_by_cause=idle_by_cause, recoverable_by_cause=recoverable,
         critical_busy_ns=sum(g.critical_busy_ns for g in gaps),
+        wind_down_host_work_ns=sum(g.wind_down_host_work_ns for g in gaps),
         first_operation_ns=min((g.leading_idle_ns for g in gaps), default=None),
         last_operation_ns=(span - min(g.trailing_idle_ns for g in gaps)) if gaps else None)
 
