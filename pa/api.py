@@ -39,7 +39,7 @@ def summarize(profile: PathLike, *, max_phases: int = DEFAULT_MAX_PHASES, keep_p
     if len(files) != 1:
         raise UserError(f"{profile}: holds {len(files)} profiles; use summarize_ranks for the files of several ranks")
     run = pipeline.summarize_run(files, ruleset,
-                                 pipeline.RunOptions(max_phases=max_phases, keep_paths=keep_paths))
+                                 pipeline.RunOptions(max_phases=max_phases, keep_paths=keep_paths, steady=False))
     return run.main
 
 

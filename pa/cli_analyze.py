@@ -60,6 +60,9 @@ def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") 
 @queries_option
 @templates_option
 @keep_paths_option
+@click.option("--judge", "judge", type=click.Choice(["steady", "active"]), default="steady", show_default=True,
+              help="The window findings are judged on: steady, from the first iteration of the loop the markers "
+                   "show (the set-up before it left out), when they show one; active, the GPU's whole active window.")
 @click.option("--no-llm", is_flag=True, help="Rules only: skip the LLM stage.")
 @click.option("--model", default=None, help="LLM: provider:model, a provider, a model name or claude-cli "
                                             "(docs/llm.md).")
@@ -69,7 +72,8 @@ def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") 
 @rank_options
 @one_line_errors
 def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, site_packs: tuple[Path, ...],
-            query_dirs: tuple[Path, ...], templates_dir: Path | None, keep_paths: bool, no_llm: bool, model: str | None,
+            query_dirs: tuple[Path, ...], templates_dir: Path | None, keep_paths: bool, judge: str, no_llm: bool,
+            model: str | None,
             base_url: str | None, llm_extra: dict[str, Any], run: RunOptions) -> None:
     """Analyse PROFILE(s) and write a ranked, auditable report.
 
@@ -98,7 +102,7 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
         check_templates_dir(templates_dir)
     is_tty = out.is_stdout and sys.stdout.isatty()
     request = AnalyzeRequest(site_packs=tuple(site_packs),
-                             run=replace(run, keep_paths=keep_paths, query_dirs=query_dirs),
+                             run=replace(run, keep_paths=keep_paths, query_dirs=query_dirs, steady=judge == "steady"),
                              llm=LlmOptions(enabled=not no_llm, model=model, base_url=base_url, extra=llm_extra),
                              command_line=("pa", *sys.argv[1:]), started=started)
     # One large file: a spinner, but not while the LLM stage may ask to confirm its cost on the terminal.

@@ -34,7 +34,7 @@ def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, query_d
 
     files = expand_profiles(profiles)
     with progress_bar(len(files)) as progress, working_on(files[0] if len(files) == 1 else None):
-        stage1 = summarize_run(files, options=replace(run, keep_paths=keep_paths, query_dirs=query_dirs),
+        stage1 = summarize_run(files, options=replace(run, keep_paths=keep_paths, query_dirs=query_dirs, steady=False),
                                progress=progress)
     if stage1.cross is None or stage1.rank_set is None:
         if as_json:

@@ -46,6 +46,7 @@ class RunOptions:
     scheduler: str | None = None
     primary_rank: int | None = None
     query_dirs: tuple[Path, ...] = ()   # user query directories over the bundled sets (first wins)
+    steady: bool = True   # judge a single file on its marked loop when it has one (pa.metrics.steady)
 
 
 @dataclass
@@ -62,11 +63,19 @@ class RunSummaries:
     rank_set: RankSet | None = None
     cross: CrossRank | None = None
     rank_numbers: list[int] | None = None
+    # A single file whose markers show its loop: the summary of that steady window the rules read
+    # (pa.metrics.steady); None: the rules read `main`.
+    judged: ProfileSummary | None = None
 
     @property
     def main(self) -> ProfileSummary:
-        """The summary the rules and the LLM read."""
+        """The summary of the primary file: the report's key metrics, the LLM's view."""
         return self.summaries[self.primary]
+
+    @property
+    def for_rules(self) -> ProfileSummary:
+        """The summary the rules read: the steady window's when there is one, else `main`."""
+        return self.judged if self.judged is not None else self.main
 
     def extra_facts(self) -> dict[str, Any] | None:
         """The `cross_rank.*` facts the rules may cite (None for a single file)."""
@@ -120,12 +129,21 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
     if len(paths) == 1:
         if options.primary_rank is not None:
             raise UserError("--primary-rank needs the files of several ranks")
+        from pa.metrics.steady import judged_summary
         from pa.metrics.summarize import summarize
 
-        return RunSummaries(files=paths, primary=0,
-                            summaries=[summarize(paths[0], keep_paths=options.keep_paths,
-                                                 max_phases=options.max_phases, marker_naming=naming,
-                                                 thresholds=thresholds, query_dirs=options.query_dirs)])
+        def one(within: tuple[tuple[int, int], tuple[int, int]] | None = None) -> ProfileSummary:
+            return summarize(paths[0], keep_paths=options.keep_paths, max_phases=options.max_phases,
+                             marker_naming=naming, thresholds=thresholds, query_dirs=options.query_dirs,
+                             within=within)
+
+        s = one()
+        judged = None
+        w = s.steady_window
+        if options.steady and w is not None and s.span_start_ns is not None and s.span_end_ns is not None:
+            start = s.span_start_ns
+            judged = judged_summary(s, one(((start + w.start_ns, s.span_end_ns), (start, s.span_end_ns))))
+        return RunSummaries(files=paths, primary=0, summaries=[s], judged=judged)
     from pa.ranks import cross_rank, summarize_ranks
 
     rs = summarize_ranks(paths, workers=options.workers, executor=options.executor, scheduler=options.scheduler,
@@ -142,7 +160,7 @@ def evaluate_rules(run: RunSummaries, ruleset: RuleSet) -> RuleResult:
     """The rules on the primary summary, with the cross-rank facts of a multi-rank run."""
     from pa.rules.engine import evaluate
 
-    return evaluate(run.main, ruleset, extra_facts=run.extra_facts())
+    return evaluate(run.for_rules, ruleset, extra_facts=run.extra_facts())
 
 
 def explain_with_llm(run: RunSummaries, rule_result: RuleResult, options: LlmOptions | None,
@@ -182,7 +200,7 @@ def build_validated_report(run: RunSummaries, rule_result: RuleResult, llm: LlmO
                               RunInfo(command_line=list(command_line), keep_paths=keep_paths,
                                       duration_s=time.monotonic() - t0),
                               llm=llm, llm_reason=llm_reason or None, cross=run.cross, primary=run.primary,
-                              rank_numbers=run.rank_numbers)
+                              rank_numbers=run.rank_numbers, judged=run.judged)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first.get("loc", ())))
@@ -226,6 +244,7 @@ class CompareRequest:
     llm_enabled: bool = False
     llm_options: dict[str, Any] = field(default_factory=dict)
     query_dirs: tuple[Path, ...] = ()   # user query directories over the bundled sets (first wins)
+    steady: bool = True   # judge a single file on its marked loop when it has one (pa.metrics.steady)
 
 
 MAX_SUMMARY_JSON_BYTES = 256 << 20

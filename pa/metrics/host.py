@@ -374,7 +374,7 @@ class MarkerScan:
         return MarkerSummary(count=self.count, open_ranges=self.open_ranges, by_name=by_name,
                              top_level_count=self.top_count, top_level=top_ranges,
                              merged_names=sum(v - 1 for v in self.variants.values()),
-                             iterations=iteration_stats(self.thread_tops, self.top_names))
+                             iterations=iteration_stats(self.thread_tops, self.top_names, span_start))
 
 
 def _thread_runs(s: np.ndarray, e: np.ndarray, c: np.ndarray, names: list[str]) -> list[tuple[str, int, int]]:

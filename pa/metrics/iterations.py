@@ -2,8 +2,10 @@
 
 An application that marks each step of its main loop (`nvtx.range("iteration")`, `Iteration #` after
 name normalisation) gives `pa compare` a measure that does not depend on how long the capture ran or
-how long start-up took: the median time per iteration. Chosen among the top-level ranges of each
-thread (depth 0, not starting inside an earlier kept range, as for phase detection): a name with at
+how long start-up took: the median time per iteration. Chosen among the ranges at depth 0 of their
+own domain on each thread (a name's range starting inside an earlier range of the same name is
+dropped: loop steps do not nest; a loop a library marks in its own domain inside an application's
+range, cuDF's GROUPBY_AGG inside a user range, counts): a name with at
 least ITERATION_MIN_COUNT ranges whose count × median duration covers at least
 ITERATION_MIN_COVERAGE of the time from its first range's start to its last range's end (a loop
 marks its steps back to back; a name repeated now and then, or one long outlier among short calls,
@@ -44,16 +46,31 @@ def _kept(s: np.ndarray, e: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.n
     return s[keep], e[keep], c[keep]
 
 
+def _per_name_kept(s: np.ndarray, e: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One thread's candidate ranges grouped by name code, each name's own ranges kept as by _kept."""
+    order = np.argsort(c, kind="stable")
+    s, e, c = s[order], e[order], c[order]
+    first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]]) if len(c) else np.zeros(0, dtype=np.int64)
+    parts = [_kept(s[lo:hi], e[lo:hi], c[lo:hi])
+             for lo, hi in zip(first.tolist(), np.r_[first[1:], len(c)].tolist(), strict=True)]
+    if not parts:
+        return s, e, c
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]))
+
+
 def iteration_stats(thread_tops: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]],
-                    names: list[str]) -> IterationStats | None:
-    """The iteration range (module docs) and its duration statistics; None when no name repeats enough."""
-    best: tuple[int, int, int, int, np.ndarray] | None = None   # (count × median, pid, tid, code, durations)
+                    names: list[str], span_start: int = 0) -> IterationStats | None:
+    """The iteration range (module docs) and its duration statistics; None when no name repeats enough.
+
+    The first iteration's start and the last one's end are given relative to `span_start`.
+    """
+    # (count × median, pid, tid, code, durations, first start, last end)
+    best: tuple[int, int, int, int, np.ndarray, int, int] | None = None
     for (pid, tid), (s, e, c) in sorted(thread_tops.items()):
-        s, e, c = _kept(np.asarray(s, np.int64), np.asarray(e, np.int64), np.asarray(c, np.int64))
+        s, e, c = _per_name_kept(np.asarray(s, np.int64), np.asarray(e, np.int64), np.asarray(c, np.int64))
         if len(c) < ITERATION_MIN_COUNT:
             continue
-        order = np.argsort(c, kind="stable")
-        s, e, c = s[order], e[order], c[order]
         first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
         for lo, hi in zip(first.tolist(), np.r_[first[1:], len(c)].tolist(), strict=True):
             if hi - lo < ITERATION_MIN_COUNT:
@@ -64,9 +81,10 @@ def iteration_stats(thread_tops: dict[tuple[int, int], tuple[np.ndarray, np.ndar
             if extent <= 0 or robust < ITERATION_MIN_COVERAGE * extent:
                 continue
             if best is None or robust > best[0]:
-                best = (robust, pid, tid, int(c[lo]), d)
+                best = (robust, pid, tid, int(c[lo]), d, int(s[lo:hi].min()), int(e[lo:hi].max()))
     if best is None:
         return None
-    _, pid, tid, code, d = best
+    _, pid, tid, code, d, first_start, last_end = best
     return IterationStats(name=names[code], pid=pid, tid=tid, count=len(d), total_ns=int(d.sum()),
-                          median_ns=int(np.median(d)), min_ns=int(d.min()), max_ns=int(d.max()))
+                          median_ns=int(np.median(d)), min_ns=int(d.min()), max_ns=int(d.max()),
+                          start_ns=first_start - span_start, end_ns=last_end - span_start)

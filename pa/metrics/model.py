@@ -536,6 +536,18 @@ class IterationStats(_Model):
     median_ns: int = Field(description="median duration of one iteration")
     min_ns: int
     max_ns: int
+    start_ns: int | None = Field(None, description="the first iteration's start (from the span start)")
+    end_ns: int | None = Field(None, description="the last iteration's end (from the span start)")
+
+
+class SteadyWindow(_Model):
+    """The marked loop taken as the run's steady state (pa.metrics.steady): findings are judged from its start on."""
+
+    start_ns: int = Field(description="the first iteration's start (from the span start)")
+    end_ns: int = Field(description="the last GPU operation's end (from the span start): the judged range's end")
+    name: MarkerStr = Field(description="the iteration range's normalised name")
+    count: int = Field(description="iterations in the window")
+    kernel_share_pct: float = Field(description="share of the run's kernel time (per-device union) inside the window")
 
 
 class MarkerSummary(_Model):
@@ -616,6 +628,13 @@ class ProfileSummary(_Model):
     launch: LaunchSummary | None = None
     streams: list[StreamStats]
     markers: MarkerSummary | None = None
+    steady_window: SteadyWindow | None = Field(
+        None, description="the marked loop `pa analyze` judges the findings on (pa.metrics.steady); None: the "
+                          "GPU's active window")
+    judged_range: SteadyWindow | None = Field(
+        None, description="set on the summary the rules read when the run is judged on its steady window: its "
+                          "GPU, host and gap metrics count only the events overlapping that range; span, "
+                          "start-up, markers and phases are the whole capture's")
     mpi: MpiSummary | None = None
     overhead: OverheadSummary | None = None
     phases: list[PhaseSummary] | None = Field(

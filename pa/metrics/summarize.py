@@ -44,6 +44,7 @@ from pa.metrics.model import (
 )
 from pa.metrics.phases.detect import DEFAULT_MAX_PHASES, detect_phases
 from pa.metrics.phases.model import PhaseSummary
+from pa.metrics.steady import steady_window
 from pa.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from pa.metrics.transfers import COPY_CODES, copy_stats, memset_stats, round_trips
 from pa.profile.canonical import column_names
@@ -77,17 +78,21 @@ CAPTURED_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "mar
 
 def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES,
               marker_naming: MarkerNaming = DEFAULT_NAMING,
-              thresholds: Thresholds = DEFAULT_THRESHOLDS, query_dirs: Sequence[Path] = ()) -> ProfileSummary:
+              thresholds: Thresholds = DEFAULT_THRESHOLDS, query_dirs: Sequence[Path] = (),
+              within: tuple[tuple[int, int], tuple[int, int]] | None = None) -> ProfileSummary:
     """Open `path` read-only and compute its ProfileSummary.
 
     Marker names are normalised by `marker_naming`; phases, gaps and copies are classified with the
     site-tunable `thresholds` (RuleSet.thresholds under `pa analyze`, the defaults under `pa summary`).
     query_dirs: user query directories layered over the bundled sets (pa.profile.queryset).
+    within: ((lo, hi), (span start, span end)), absolute ns: summarise only the events overlapping
+    [lo, hi] (Relations.overlapping), on the capture's span (pa.metrics.steady, pa.pipeline).
     """
     path = Path(path)
     with _bound(path, query_dirs) as (fmt, rel):
-        return _summarize(rel, path, fmt.format, fmt.vendor, fmt.schema_version, fmt.product_version,
-                          keep_paths, max_phases, marker_naming, thresholds)
+        return _summarize(rel.overlapping(*within[0]) if within else rel, path, fmt.format, fmt.vendor,
+                          fmt.schema_version, fmt.product_version, keep_paths, max_phases, marker_naming,
+                          thresholds, within[1] if within else None)
 
 
 def marker_substring_hits(path: Path, needles: Sequence[str],
@@ -278,7 +283,7 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]
 def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version: str,
                product_version: str | None, keep_paths: bool,
                max_phases: int = DEFAULT_MAX_PHASES, marker_naming: MarkerNaming = DEFAULT_NAMING,
-               thresholds: Thresholds = DEFAULT_THRESHOLDS) -> ProfileSummary:
+               thresholds: Thresholds = DEFAULT_THRESHOLDS, span: tuple[int, int] | None = None) -> ProfileSummary:
     # One worker thread beside this one, with connections of its own: it scans the kernel table
     # and reads the kernel names and classes while this thread reads every other relation, then
     # detects phases and computes the launch summary while this thread computes the stream,
@@ -289,7 +294,7 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     with ThreadPoolExecutor(max_workers=1) as pool, ThreadPoolExecutor(max_workers=1) as hasher:
         digest_job = hasher.submit(sha256_of, path)
         return _summarize_in(pool, digest_job, rel, path, fmt, vendor, schema_version, product_version,
-                             keep_paths, max_phases, marker_naming, thresholds)
+                             keep_paths, max_phases, marker_naming, thresholds, span)
 
 
 # Canonical relations the summary does not read: they exist for the LLM's SQL workspace (and for
@@ -302,7 +307,8 @@ FORMAT_ONLY_RELATIONS = frozenset({"memcpy_requests"})
 
 def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relations, path: Path, fmt: str,
                   vendor: str, schema_version: str, product_version: str | None, keep_paths: bool,
-                  max_phases: int, marker_naming: MarkerNaming, thresholds: Thresholds) -> ProfileSummary:
+                  max_phases: int, marker_naming: MarkerNaming, thresholds: Thresholds,
+                  forced_span: tuple[int, int] | None = None) -> ProfileSummary:
     warnings: list[str] = list(rel.query_set.warnings)
     # A relation no metric reads (only the SQL workspace does) is not "not analysed" when its
     # format has no query for it; a query that exists but cannot run is still reported.
@@ -361,7 +367,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     if api is not None and api.nested:
         warnings.append(f"{api.nested} api_calls record(s) nested inside another record of the same call "
                         "(same process and correlation id) counted once")
-    span_start, span_end = _span(rel, [kernels, copies, memsets], api, marker_scan)
+    span_start, span_end = _span(rel, [kernels, copies, memsets], api, marker_scan) if forced_span is None \
+        else forced_span
     span = int(span_end - span_start) if span_start is not None and span_end is not None else 0
     window = (int(span_start), int(span_end)) if span_start is not None and span_end is not None else None
 
@@ -533,6 +540,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
         launch=launch_job.result() if launch_job is not None else None,
         streams=streams,
         markers=markers,
+        steady_window=steady_window(markers.iterations if markers is not None else None, acts, int(span_start))
+        if forced_span is None and span_start is not None else None,
         mpi=mpi_summary,
         overhead=overhead,
         phases=_with_gap_causes(phases_job.result() if phases_job is not None else phases_now() if window is not None

@@ -179,6 +179,29 @@ class Relations:
                          skipped=list(self.skipped), raw_sql_by_relation=dict(self.raw_sql_by_relation),
                          read=self.read, counted=self.counted)
 
+    def overlapping(self, lo: int, hi: int) -> Relations:
+        """The same relations, each timed one keeping only its rows that overlap [lo, hi] (absolute ns).
+
+        Rows are kept whole, never cut at the bounds (a copy's rate, a kernel's duration stay its own).
+        How `pa analyze` judges a run on its steady state (pa.metrics.steady): every metric computed
+        from these relations counts only what happened in that window, by construction. Relations with
+        no time (names, devices, meta) are unchanged; cpu_samples keep the samples taken inside.
+        """
+        wrapped = {}
+        for relation, sql in self.sql_by_relation.items():
+            cols = column_names(relation)
+            if "start" in cols and "end" in cols:
+                cond = f'"end" >= {int(lo)} AND start <= {int(hi)}'
+            elif "time" in cols:
+                cond = f"time >= {int(lo)} AND time <= {int(hi)}"
+            else:
+                wrapped[relation] = sql
+                continue
+            wrapped[relation] = f"SELECT * FROM (\n{sql}\n) WHERE {cond}"
+        return Relations(conn=self.conn, query_set=self.query_set, sql_by_relation=wrapped,
+                         skipped=list(self.skipped), raw_sql_by_relation=dict(self.raw_sql_by_relation),
+                         read=self.read, counted=self.counted)
+
     def domain_notes(self) -> list[str]:
         """Warnings for the rows the domain checks dropped (call once every metric has read its relations).
 

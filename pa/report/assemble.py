@@ -24,6 +24,7 @@ from pa.report.model import (
     GapBucketRow,
     GapRow,
     Headline,
+    JudgedIterations,
     KernelRow,
     KeyMetrics,
     LlmReview,
@@ -305,11 +306,13 @@ def primary_index(summaries: Sequence[ProfileSummary]) -> int:
 def build_report(summaries: Sequence[ProfileSummary], rule_result: RuleResult, run: RunInfo,
                  llm: LlmOutcome | None = None, llm_reason: str | None = "rules only",
                  cross: CrossRank | None = None, primary: int | None = None,
-                 rank_numbers: Sequence[int] | None = None) -> Report:
+                 rank_numbers: Sequence[int] | None = None, judged: ProfileSummary | None = None) -> Report:
     """Assemble the Report from the summaries, the rules' result and the LLM stage's outcome.
 
     Multi-rank: `cross` is the cross-rank analysis, `primary` the index of the rank the rules ran on
-    (default: primary_index) and `rank_numbers` the assigned rank of each summary.
+    (default: primary_index) and `rank_numbers` the assigned rank of each summary. `judged`: the
+    steady-window summary the rules read (pa.metrics.steady), when there is one; the key metrics stay
+    the capture's and say which loop the findings are judged on.
     """
     if not summaries:
         raise ValueError("build_report needs at least one ProfileSummary")
@@ -341,6 +344,10 @@ def build_report(summaries: Sequence[ProfileSummary], rule_result: RuleResult, r
     steady = rule_result.metrics.get("steady_state")
     metrics = key_metrics(main_summary, rule_result.analysis_ns or None,
                           steady if isinstance(steady, bool) else None)
+    if judged is not None and judged.judged_range is not None:
+        w = judged.judged_range
+        metrics = metrics.model_copy(update={"judged_iterations": JudgedIterations(
+            name=w.name, count=w.count, start_ns=w.start_ns, end_ns=w.end_ns, kernel_share_pct=w.kernel_share_pct)})
     hyps, headline = annotate(hyps, _headline(hyps, sum(1 for k in skipped if k.stage in ("summary", "rules")),
                                               metrics.gpu_activity_captured, metrics.steady_state), llm)
     return Report(

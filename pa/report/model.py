@@ -19,7 +19,7 @@ from pa.llm.model import LlmProvenance
 from pa.ranks.model import CrossRank
 from pa.rules.hypothesis import EvidenceValue, Hypothesis
 
-REPORT_SCHEMA_VERSION = "1.8"
+REPORT_SCHEMA_VERSION = "1.9"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -106,6 +106,17 @@ class KernelRow(_Model):
     share_of_gpu_time_pct: float | None = Field(None, ge=0, le=100)
 
 
+class JudgedIterations(BaseModel):
+    """The marked loop the findings are judged from: the events from its start on, start-up and set-up left out."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="the iteration range's normalised name")
+    count: int = Field(ge=0, description="iterations")
+    start_ns: int = Field(description="the first iteration's start, from the span start")
+    end_ns: int = Field(description="the last GPU operation's end, from the span start")
+    kernel_share_pct: float = Field(ge=0, le=100, description="share of the capture's kernel time inside it")
+
+
 class KeyMetrics(_Model):
     """The headline numbers of the (primary) profile, copied from its ProfileSummary."""
 
@@ -137,6 +148,9 @@ class KeyMetrics(_Model):
                                 "impact, ranking, noise floor): the GPU's active window per device (window_ns ÷ "
                                 "the devices with GPU operations); the span when no GPU operation was recorded or "
                                 "the capture holds no steady state")
+    judged_iterations: JudgedIterations | None = Field(
+        None, description="set when the findings are judged on the run's marked loop (pa.metrics.steady) rather "
+                          "than on the GPU's active window: analysis_window_ns is then that loop's active window")
     steady_state: bool | None = Field(
         None, description="whether the GPU's active window is the application's work (a kernel repeated "
                           "steady_state_min_repeats times, or the GPU busy steady_state_min_busy of it); false: "
