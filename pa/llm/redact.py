@@ -300,8 +300,16 @@ def from_summary(summary: Any, enabled: bool, *, ranks: Iterable[Any] | None = N
     then the per-rank rows of a multi-rank run (`ranks`: their file names) and the strings the
     rules' hypotheses cite (their phase, string evidence values), which come from the summary.
     """
-    red = Redactor(enabled)
-    if not enabled:
+    return register(Redactor(enabled), summary, ranks=ranks, rule_result=rule_result)
+
+
+def register(red: Redactor, summary: Any, *, ranks: Iterable[Any] | None = None, rule_result: Any = None) -> Redactor:
+    """Register the summary's profile strings in an existing redactor (as `from_summary`), and return it.
+
+    `pa mcp` keeps one redactor for its whole session and registers each profile as it is read, so a
+    placeholder means the same name in every result the agent sees.
+    """
+    if not red.enabled:
         return red
     for kind, raw in strings(summary):
         red.name(kind, raw)
