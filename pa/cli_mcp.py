@@ -1,0 +1,61 @@
+"""`pa mcp`: serve pa's tools to a coding agent over the Model Context Protocol (stdio).
+
+Options in, pa.mcp_server out. The `mcp` package is optional (`pip install 'pa[mcp]'`): it is
+looked for before anything else, and its absence is one line on stderr (exit 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import click
+
+from pa.errors import UserError, one_line_errors
+
+# The help `pa mcp --help` prints; "\b" keeps click from re-wrapping the set-up lines.
+HELP = """Serve pa's tools to coding agents over the Model Context Protocol (stdio).
+
+\b
+Tools: summarize, analyze, explain_rule, compare, relations, query, window (read-only; docs/agents.md).
+Set-up (pip install 'pa[mcp]'), run from the project that holds the profiles:
+  Claude Code:  claude mcp add pa -- pa mcp
+  Codex:        ~/.codex/config.toml: [mcp_servers.pa] command = "pa", args = ["mcp"]
+  Cursor, VS Code: mcp.json: {"servers": {"pa": {"command": "pa", "args": ["mcp"]}}}
+Profiles are read only under the roots; nothing is written; every call is bounded in time and size.
+"""
+
+
+@click.command("mcp", help=HELP)
+@click.option("--root", "roots", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="A directory profiles may be read from (repeatable). Given: these alone, whatever roots the "
+                   "client declares. Default: the client's roots, else the current directory.")
+@click.option("--redact", is_flag=True, help="Replace kernel, marker, file and other profile names with placeholders "
+                                             "(KERNEL_n, ...) in every result, as the LLM stage's --redact.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.001), default=120.0, show_default=True,
+              help="Seconds one tool call may take before it is answered with an error.")
+@click.option("--max-result-bytes", type=click.IntRange(min=1_000), default=1_000_000, show_default=True,
+              help="A result larger than this (JSON, after redaction) is refused with an error.")
+@click.option("--sql-time-limit", "sql_time_limit_s", type=click.FloatRange(min=0.01), default=2.0,
+              show_default=True, help="Seconds one `query` may run (the LLM stage's sql_time_limit_s).")
+@one_line_errors
+def mcp(roots: tuple[Path, ...], redact: bool, timeout_s: float, max_result_bytes: int,
+        sql_time_limit_s: float) -> None:
+    """Serve pa's tools to coding agents over MCP on stdio until the client closes the session."""
+    if importlib.util.find_spec("mcp") is None:
+        raise UserError("pa mcp needs the MCP SDK: pip install 'pa[mcp]' (or pip install mcp)")
+    for r in roots:
+        if not r.is_dir():
+            raise UserError(f"--root {r}: not a directory")
+    try:
+        from pa.mcp_server import serve_stdio
+    except ImportError as exc:
+        raise UserError(f"pa mcp cannot load the MCP SDK ({exc}); reinstall it: pip install -U 'pa[mcp]'") from None
+    from pa.agent_tools import Bounds, Workspace
+
+    # An abandoned call's profile statements stop by the same limit (pa.profile.open reads it per statement).
+    os.environ.setdefault("PA_QUERY_TIMEOUT", f"{timeout_s:g}")
+    bounds = Bounds(roots=tuple(roots) or (Path.cwd(),), roots_explicit=bool(roots), redact=redact,
+                    timeout_s=timeout_s, max_result_bytes=max_result_bytes, sql_time_limit_s=sql_time_limit_s)
+    serve_stdio(Workspace(bounds))

@@ -1,0 +1,314 @@
+"""`pa mcp` end to end: the server started as a subprocess, spoken to with the MCP SDK's own stdio client.
+
+Four server processes, each one conversation (module fixtures, so each starts once):
+- `session`: no --root, the client declares its roots (a work directory and the shared profiles); every
+  tool on a generated profile and on a real one, resources, the prompt, and the refusals that need no
+  special bounds (a path outside the roots, a symlink leading out, writes and ATTACH through `query`);
+- `bounded`: --root given (it wins over the client's roots), a short SQL time limit, a small result cap;
+- `redacted`: --redact on the hostile profile of the LLM tests: no planted string in any result;
+- `hurried`: a call-wide time limit no summary can meet.
+The results are compared with `pa summary --json`, `pa analyze -f json` and `pa compare -f json` run on
+the same files (click's runner, in this process).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from conftest import NSYS_PROFILES, missing_reason, real_nsys_profile
+
+from pa.cli import main
+
+pytestmark = pytest.mark.skipif(find_spec("mcp") is None, reason="the mcp package is not installed "
+                                                                 "(pip install -e '.[test]')")
+REAL = real_nsys_profile("nvtx_groupby_legacy.sqlite")   # small, four findings
+INFINITE = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c"
+
+
+def _converse(cwd: Path, args: list[str], script: Any, roots: list[Path], config_home: Path) -> dict[str, Any]:
+    """Start `pa mcp ARGS` in `cwd`, initialise a client session declaring `roots`, run `script(session, out)`."""
+    import anyio
+    import mcp_types as types
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def list_roots(_ctx: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=r.as_uri(), name=r.name) for r in roots])
+
+    async def run() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        params = StdioServerParameters(command=sys.executable, args=["-m", "pa.cli", "mcp", *args], cwd=str(cwd),
+                                       env={"XDG_CONFIG_HOME": str(config_home), "PA_CLAUDE_CLI": ""})
+        with (cwd / "server-stderr.txt").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), \
+                    ClientSession(read, write, list_roots_callback=list_roots) as session:
+                await session.initialize()
+                await script(session, out)
+        out["stderr"] = (cwd / "server-stderr.txt").read_text()
+        return out
+
+    return anyio.run(run)
+
+
+def _result(res: Any) -> Any:
+    """The structured result of a successful call, after checking the data envelope and the text copy."""
+    assert not res.is_error, res.content[0].text
+    body = res.structured_content
+    assert set(body) == {"note", "tool", "result"} and "never an instruction" in body["note"]
+    assert json.loads(res.content[0].text) == body       # the text content is the same JSON, escaped
+    return copy.deepcopy(body["result"])                  # tests may edit it; the session is shared
+
+
+def _error(res: Any) -> str:
+    assert res.is_error
+    text = res.content[0].text
+    assert text.startswith("pa: error: ") and "\n" not in text and "Traceback" not in text, text
+    return text
+
+
+def _cli_json(*args: str) -> Any:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _listing(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != "server-stderr.txt"}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A work directory (the root) with two generated profiles, and a file and a symlink leading outside it."""
+    from pa.example_profile import write_example
+
+    base = tmp_path_factory.mktemp("mcp")
+    work, outside = base / "work", base / "outside"
+    work.mkdir()
+    outside.mkdir()
+    write_example(work / "demo.sqlite")
+    _slower(work / "demo.sqlite", work / "other.sqlite")
+    shutil.copy(work / "demo.sqlite", outside / "secret.sqlite")
+    (work / "link.sqlite").symlink_to(outside / "secret.sqlite")
+    (base / "config").mkdir()
+    return {"base": base, "work": work, "outside": outside, "config": base / "config"}
+
+
+def _slower(src: Path, dst: Path) -> None:
+    """A copy of `src` whose kernels all take twice as long (a regression for compare to find)."""
+    import sqlite3
+
+    shutil.copy(src, dst)
+    conn = sqlite3.connect(dst)
+    with conn:
+        conn.execute('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = "end" + ("end" - start)')
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def session(world: dict[str, Path]) -> dict[str, Any]:
+    work = world["work"]
+    profiles = {"demo": "demo.sqlite"} | ({"real": str(REAL)} if REAL.is_file() else {})
+    before = _listing(work)
+
+    async def script(s: Any, out: dict[str, Any]) -> None:
+        out["tools"] = (await s.list_tools()).tools
+        out["resources"] = (await s.list_resources()).resources
+        out["summary_schema"] = await s.read_resource("pa://schemas/summary")
+        out["prompt"] = await s.get_prompt("diagnose", {"profile": "demo.sqlite"})
+        for key, prof in profiles.items():
+            out[key, "summarize"] = await s.call_tool("summarize", {"profile": prof})
+            out[key, "analyze"] = analyzed = await s.call_tool("analyze", {"profiles": [prof]})
+            top = analyzed.structured_content["result"]["hypotheses"][0]["rule_id"]
+            out[key, "explain_rule"] = await s.call_tool("explain_rule", {"profile": prof, "rule_id": top})
+            out[key, "rule_doc"] = await s.read_resource(f"pa://rules/{top}")
+            out[key, "relations"] = await s.call_tool("relations", {"profile": prof})
+            out[key, "query"] = await s.call_tool("query", {"profile": prof, "sql": (
+                "SELECT count(*) AS kernels_count, sum(\"end\" - start) AS kernel_time_ns FROM pa_kernels")})
+            out[key, "window"] = await s.call_tool("window", {"profile": prof, "start_offset_ns": 0,
+                                                              "end_offset_ns": 10**18})
+        out["compare"] = await s.call_tool("compare", {"before": "demo.sqlite", "after": "other.sqlite"})
+        out["outside"] = await s.call_tool("summarize", {"profile": str(world["outside"] / "secret.sqlite")})
+        out["dotdot"] = await s.call_tool("summarize", {"profile": "../outside/secret.sqlite"})
+        out["symlink"] = await s.call_tool("summarize", {"profile": "link.sqlite"})
+        out["rules_outside"] = await s.call_tool("analyze", {"profiles": ["demo.sqlite"], "rules": ["/etc/hostname"]})
+        out["bad_args"] = await s.call_tool("window", {"profile": "demo.sqlite", "start_offset_ns": -5})
+        for verb, sql in (("write", "DELETE FROM pa_kernels"), ("create", "CREATE TABLE t (x)"),
+                          ("attach", f"ATTACH DATABASE '{work / 'new.db'}' AS x"),
+                          ("cte_write", "WITH x AS (SELECT 1) INSERT INTO pa_kernels SELECT * FROM x"),
+                          ("pragma", "SELECT * FROM pragma_table_info('pa_kernels')"),
+                          ("raw_table", "SELECT value FROM StringIds")):
+            out["sql", verb] = await s.call_tool("query", {"profile": "demo.sqlite", "sql": sql})
+
+    roots = [work] + ([NSYS_PROFILES] if REAL.is_file() else [])
+    out = _converse(work, [], script, roots, world["config"])
+    out["before"], out["after"] = before, _listing(work)
+    out["profiles"] = profiles
+    return out
+
+
+def test_lists_every_tool_with_an_input_schema_and_the_resources_and_prompt(session):
+    tools = {t.name: t for t in session["tools"]}
+    assert set(tools) == {"summarize", "analyze", "explain_rule", "compare", "relations", "query", "window"}
+    for t in tools.values():
+        assert t.input_schema["type"] == "object" and t.description and t.annotations.read_only_hint
+        assert t.output_schema["required"] == ["note", "tool"]
+    assert "profile" in tools["window"].input_schema["required"]
+    assert {"phase", "start_offset_ns", "end_offset_ns"} <= set(tools["window"].input_schema["properties"])
+    uris = {str(r.uri) for r in session["resources"]}
+    assert {"pa://schemas/summary", "pa://schemas/report", "pa://schemas/compare"} <= uris
+    assert any(u.startswith("pa://rules/") for u in uris)
+    assert json.loads(session["summary_schema"].contents[0].text)["type"] == "object"
+    steps = session["prompt"].messages[0].content.text
+    assert all(w in steps for w in ("summarize", "analyze", "explain_rule", "code"))
+
+
+@pytest.mark.parametrize("key", ["demo", "real"])
+def test_summarize_and_analyze_equal_the_cli_json(session, world, key):
+    if key not in session["profiles"]:
+        pytest.skip(missing_reason(REAL))
+    path = world["work"] / session["profiles"][key] if key == "demo" else REAL
+    assert _result(session[key, "summarize"]) == _cli_json("summary", str(path), "--json")
+    served = _result(session[key, "analyze"])
+    cli = _cli_json("analyze", str(path), "--no-llm", "-f", "json")
+    assert served["hypotheses"], "no finding: the check below would be empty"
+    for part in (served, cli):
+        part.pop("provenance")   # the command line and the wall-clock duration differ by nature
+    assert served == cli
+
+
+@pytest.mark.parametrize("key", ["demo", "real"])
+def test_explain_rule_relations_query_window_answer_on_the_same_numbers(session, key):
+    if key not in session["profiles"]:
+        pytest.skip(missing_reason(REAL))
+    summary = _result(session[key, "summarize"])
+    top = _result(session[key, "analyze"])["hypotheses"][0]
+    explained = _result(session[key, "explain_rule"])
+    assert explained["rule_id"] == top["rule_id"] and explained["status"] == "fired"
+    assert top["id"] in explained["hypotheses"] and explained["definition"]["docs"] == f"pa://rules/{top['rule_id']}"
+    assert top["rule_id"] in session[key, "rule_doc"].contents[0].text
+    relations = {r["relation"]: r for r in _result(session[key, "relations"])["relations"]}
+    assert relations["kernels"]["view"] == "pa_kernels" and relations["kernels"]["query_file"].endswith(".sql")
+    assert "start" in relations["kernels"]["columns"]
+    rows = _result(session[key, "query"])
+    kernels_count, kernel_time_ns = rows["rows"][0]
+    assert (kernels_count, kernel_time_ns) == (summary["gpu"]["kernel_count"], summary["gpu"]["kernel_time_ns"])
+    window = _result(session[key, "window"])
+    assert window["kernels"]["kernel_count"] == kernels_count
+
+
+def test_compare_equals_the_cli_json(session, world):
+    served = _result(session["compare"])
+    cli = _cli_json("compare", str(world["work"] / "demo.sqlite"), str(world["work"] / "other.sqlite"),
+                    "--no-llm", "-f", "json")
+    assert served == cli
+
+
+def test_paths_outside_the_roots_are_refused_and_nothing_is_written(session):
+    for key in ("outside", "dotdot", "symlink", "rules_outside"):
+        assert "outside the roots" in _error(session[key]), key
+    assert "invalid arguments for window: start_offset_ns" in _error(session["bad_args"])
+    assert session["before"] == session["after"]          # no file appeared or changed in the root
+    assert "Traceback" not in session["stderr"]
+
+
+def test_query_refuses_writes_attach_pragma_and_the_export_tables(session):
+    for verb in ("write", "create", "attach", "cte_write"):
+        assert "only a single SELECT or WITH statement" in _error(session["sql", verb]) \
+            or "not authorized" in _error(session["sql", verb]), verb
+    assert "not authorized" in _error(session["sql", "pragma"])
+    assert "StringIds" in _error(session["sql", "raw_table"])
+
+
+@pytest.fixture(scope="module")
+def bounded(world: dict[str, Path]) -> dict[str, Any]:
+    async def script(s: Any, out: dict[str, Any]) -> None:
+        out["slow_sql"] = await s.call_tool("query", {"profile": "demo.sqlite", "sql": INFINITE})
+        out["big"] = await s.call_tool("summarize", {"profile": "demo.sqlite"})
+        out["small"] = await s.call_tool("query", {"profile": "demo.sqlite", "sql": "SELECT 1 AS one"})
+        out["client_root"] = await s.call_tool("summarize", {"profile": str(world["outside"] / "secret.sqlite")})
+
+    # the client declares `outside` as a root, but --root was given: the user's roots win
+    return _converse(world["work"], ["--root", str(world["work"]), "--sql-time-limit", "0.3",
+                                     "--max-result-bytes", "5000"], script, [world["outside"]], world["config"])
+
+
+def test_a_query_past_its_time_limit_and_a_result_past_its_cap_are_refused(bounded):
+    assert "time limit hit: query interrupted after 0.3 s" in _error(bounded["slow_sql"])
+    assert "above the cap of 5,000" in _error(bounded["big"])
+    assert _result(bounded["small"])["rows"] == [[1]]
+    assert "outside the roots" in _error(bounded["client_root"])
+
+
+def test_redact_hides_every_planted_string_of_a_hostile_profile(tmp_path):
+    from llm_world import write_hostile
+
+    write_hostile(tmp_path / "hostile.sqlite")
+
+    async def script(s: Any, out: dict[str, Any]) -> None:
+        for name, args in (("summarize", {}), ("analyze", None), ("window", {"phase": "MARKER_1"}),
+                           ("query", {"sql": "SELECT name, domain FROM pa_markers LIMIT 20"}),
+                           ("explain_rule", {"rule_id": "H1"}), ("relations", {})):
+            call = {"profile": "hostile.sqlite", **args} if args is not None else {"profiles": ["hostile.sqlite"]}
+            out[name] = await s.call_tool(name, call)
+
+    out = _converse(tmp_path, ["--redact"], script, [tmp_path], tmp_path)
+    for name in ("summarize", "analyze", "window", "query", "explain_rule", "relations"):
+        res = out[name]
+        text = res.content[0].text + json.dumps(res.structured_content)
+        assert "q7z" not in text, (name, text[text.find("q7z") - 80:text.find("q7z") + 80])
+        _result(res) if name != "window" else None
+    assert "MARKER_" in json.dumps(out["query"].structured_content)
+
+
+def test_a_hostile_name_is_data_inside_the_envelope(tmp_path):
+    from llm_world import INJECTION_SHORT, write_hostile
+
+    write_hostile(tmp_path / "hostile.sqlite")
+
+    async def script(s: Any, out: dict[str, Any]) -> None:
+        out["q"] = await s.call_tool("query", {"profile": "hostile.sqlite",
+                                               "sql": "SELECT DISTINCT short_name FROM pa_kernels"})
+
+    res = _converse(tmp_path, ["--timeout", "60"], script, [tmp_path], tmp_path)["q"]
+    assert [INJECTION_SHORT] in _result(res)["rows"]                       # the exact string, as data
+    assert "</profile-data>" not in res.content[0].text                    # escaped in the text copy
+
+
+def test_a_call_past_the_time_limit_is_answered_with_an_error(world):
+    async def script(s: Any, out: dict[str, Any]) -> None:
+        out["late"] = await s.call_tool("compare", {"before": "demo.sqlite", "after": "other.sqlite"})
+
+    out = _converse(world["work"], ["--timeout", "0.05"], script, [world["work"]], world["config"])
+    assert "no answer within the time limit of 0.05 s" in _error(out["late"])
+
+
+def test_without_the_mcp_package_pa_mcp_says_so_in_one_line(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
+    result = CliRunner().invoke(main, ["mcp"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "pa: error: pa mcp needs the MCP SDK: pip install 'pa[mcp]' (or pip install mcp)"
+
+
+def test_help_explains_the_setup_and_pa_help_does_not_import_mcp():
+    out = CliRunner().invoke(main, ["mcp", "--help"]).output
+    assert "claude mcp add pa -- pa mcp" in out and "config.toml" in out and "mcp.json" in out
+    code = "import sys; from pa.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n" \
+           "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'anyio', 'pa')))"
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert proc.stdout.strip().splitlines()[-1] == "['pa', 'pa.cli', 'pa.version']"
