@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "List the query sets, or the set and files a PROFILE resolves to."),
     "rules": ("pa.cli_rules:rules_group", "Inspect, validate and explain the declarative rule packs."),
     "schema": ("pa.cli_analyze:schema", ""),
+    "skill": ("pa.cli_skill:skill_group", "Install pa's agent skill (SKILL.md) for coding agents."),
     "summary": ("pa.cli_summary:summary",
                 "Summarise PROFILE(s) offline: kernels, copies, idle gaps, sync, streams, markers, MPI."),
 }
