@@ -12,7 +12,7 @@ path added. Nothing runs an LLM: the calling agent is the model.
 
 Bounds, as for the LLM stage (docs/agents.md):
 - a profile (or rule pack) is read only when its real path (symlinks resolved) is under one of the
-  roots; `.nsys-rep` reports are refused, since reading one writes its SQLite export;
+  roots; Nsight Systems reports (.nsys-rep, .qdrep) are refused, since reading one writes its SQLite export;
 - nothing is written: profiles are opened read-only and immutable, `query` runs in the LLM stage's
   authorizer-guarded sandbox (SELECT/WITH only, no ATTACH, no PRAGMA, its time limit and row cap);
 - a result larger than `max_result_bytes` (after redaction) is refused, not cut, except the LLM
@@ -187,6 +187,8 @@ class Workspace:
 
     def _inside(self, raw: str, roots: list[Path], what: str = "profile") -> Path:
         """The real path of `raw` if it is under a root and exists; AgentToolError otherwise."""
+        from pa.nsys_report import is_report
+
         if not roots:
             raise AgentToolError("no roots: this server may read no file (give pa mcp --root DIR)")
         given = Path(raw)
@@ -196,9 +198,9 @@ class Workspace:
                                  f"({', '.join(map(str, roots))}); refused")
         if not real.exists():
             raise AgentToolError(f"{raw}: no such {what} under the roots")
-        if real.suffix == ".nsys-rep":
-            raise AgentToolError(f"{raw}: pa mcp reads SQLite exports only (reading a .nsys-rep writes its export "
-                                 "beside it); run `pa summary` on it once yourself, or `nsys export --type sqlite`")
+        if is_report(real):
+            raise AgentToolError(f"{raw}: pa mcp reads SQLite exports only (reading an Nsight Systems report runs "
+                                 "nsys export, which writes a file); run `nsys export --type sqlite` on it yourself")
         return real
 
     def _files(self, raws: Sequence[str], roots: list[Path]) -> list[Path]:

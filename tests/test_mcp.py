@@ -1,9 +1,10 @@
 """`pa mcp` end to end: the server started as a subprocess, spoken to with the MCP SDK's own stdio client.
 
-Four server processes, each one conversation (module fixtures, so each starts once):
+Four server processes, each one conversation:
 - `session`: no --root, the client declares its roots (a work directory and the shared profiles); every
-  tool on a generated profile and on a real one, resources, the prompt, and the refusals that need no
-  special bounds (a path outside the roots, a symlink leading out, writes and ATTACH through `query`);
+  tool on a generated profile and on a real one, resources, the prompt, a hostile kernel name, and the
+  refusals that need no special bounds (a path outside the roots, a symlink leading out, an Nsight
+  Systems report, writes and ATTACH through `query`);
 - `bounded`: --root given (it wins over the client's roots), a short SQL time limit, a small result cap;
 - `redacted`: --redact on the hostile profile of the LLM tests: no planted string in any result;
 - `hurried`: a call-wide time limit no summary can meet.
@@ -99,6 +100,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     _slower(work / "demo.sqlite", work / "other.sqlite")
     shutil.copy(work / "demo.sqlite", outside / "secret.sqlite")
     (work / "link.sqlite").symlink_to(outside / "secret.sqlite")
+    (work / "run.nsys-rep").write_bytes(b"not read")
+    from llm_world import write_hostile
+
+    write_hostile(work / "hostile.sqlite")
     (base / "config").mkdir()
     return {"base": base, "work": work, "outside": outside, "config": base / "config"}
 
@@ -137,10 +142,13 @@ def session(world: dict[str, Path]) -> dict[str, Any]:
             out[key, "window"] = await s.call_tool("window", {"profile": prof, "start_offset_ns": 0,
                                                               "end_offset_ns": 10**18})
         out["compare"] = await s.call_tool("compare", {"before": "demo.sqlite", "after": "other.sqlite"})
+        out["hostile"] = await s.call_tool("query", {"profile": "hostile.sqlite",
+                                                     "sql": "SELECT DISTINCT short_name FROM pa_kernels"})
         out["outside"] = await s.call_tool("summarize", {"profile": str(world["outside"] / "secret.sqlite")})
         out["dotdot"] = await s.call_tool("summarize", {"profile": "../outside/secret.sqlite"})
         out["symlink"] = await s.call_tool("summarize", {"profile": "link.sqlite"})
         out["rules_outside"] = await s.call_tool("analyze", {"profiles": ["demo.sqlite"], "rules": ["/etc/hostname"]})
+        out["report"] = await s.call_tool("summarize", {"profile": "run.nsys-rep"})
         out["bad_args"] = await s.call_tool("window", {"profile": "demo.sqlite", "start_offset_ns": -5})
         for verb, sql in (("write", "DELETE FROM pa_kernels"), ("create", "CREATE TABLE t (x)"),
                           ("attach", f"ATTACH DATABASE '{work / 'new.db'}' AS x"),
@@ -216,6 +224,7 @@ def test_compare_equals_the_cli_json(session, world):
 def test_paths_outside_the_roots_are_refused_and_nothing_is_written(session):
     for key in ("outside", "dotdot", "symlink", "rules_outside"):
         assert "outside the roots" in _error(session[key]), key
+    assert "reads SQLite exports only" in _error(session["report"])
     assert "invalid arguments for window: start_offset_ns" in _error(session["bad_args"])
     assert session["before"] == session["after"]          # no file appeared or changed in the root
     assert "Traceback" not in session["stderr"]
@@ -255,31 +264,33 @@ def test_redact_hides_every_planted_string_of_a_hostile_profile(tmp_path):
     write_hostile(tmp_path / "hostile.sqlite")
 
     async def script(s: Any, out: dict[str, Any]) -> None:
-        for name, args in (("summarize", {}), ("analyze", None), ("window", {"phase": "MARKER_1"}),
+        out["summarize"] = await s.call_tool("summarize", {"profile": "hostile.sqlite"})
+        label = out["summarize"].structured_content["result"]["phases"][0]["label"]   # a placeholder
+        for name, args in (("analyze", None), ("window", {"phase": label}),
                            ("query", {"sql": "SELECT name, domain FROM pa_markers LIMIT 20"}),
-                           ("explain_rule", {"rule_id": "H1"}), ("relations", {})):
+                           ("explain_rule", {"rule_id": "H1"}), ("relations", {}),
+                           ("error", {"phase": "no such phase"})):   # the error lists the phase labels
             call = {"profile": "hostile.sqlite", **args} if args is not None else {"profiles": ["hostile.sqlite"]}
-            out[name] = await s.call_tool(name, call)
+            out[name] = await s.call_tool("window" if name == "error" else name, call)
+        out["label"] = label
 
     out = _converse(tmp_path, ["--redact"], script, [tmp_path], tmp_path)
-    for name in ("summarize", "analyze", "window", "query", "explain_rule", "relations"):
+    assert out["label"].startswith("MARKER_")
+    for name in ("summarize", "analyze", "window", "query", "explain_rule", "relations", "error"):
         res = out[name]
         text = res.content[0].text + json.dumps(res.structured_content)
         assert "q7z" not in text, (name, text[text.find("q7z") - 80:text.find("q7z") + 80])
-        _result(res) if name != "window" else None
+        if name != "error":
+            _result(res)
+    assert _result(out["window"])["scope"] == f"phase {out['label']}"   # the placeholder was mapped back
+    assert "no phase" in _error(out["error"]) and "MARKER_" in out["error"].content[0].text
     assert "MARKER_" in json.dumps(out["query"].structured_content)
 
 
-def test_a_hostile_name_is_data_inside_the_envelope(tmp_path):
-    from llm_world import INJECTION_SHORT, write_hostile
+def test_a_hostile_name_is_data_inside_the_envelope(session):
+    from llm_world import INJECTION_SHORT
 
-    write_hostile(tmp_path / "hostile.sqlite")
-
-    async def script(s: Any, out: dict[str, Any]) -> None:
-        out["q"] = await s.call_tool("query", {"profile": "hostile.sqlite",
-                                               "sql": "SELECT DISTINCT short_name FROM pa_kernels"})
-
-    res = _converse(tmp_path, ["--timeout", "60"], script, [tmp_path], tmp_path)["q"]
+    res = session["hostile"]
     assert [INJECTION_SHORT] in _result(res)["rows"]                       # the exact string, as data
     assert "</profile-data>" not in res.content[0].text                    # escaped in the text copy
 
