@@ -157,13 +157,12 @@ class Workspace:
         tool = self.tools.get(name)
         if tool is None:
             raise AgentToolError(f"unknown tool {name!r}; tools: {', '.join(self.tools)}")
-        args = self._redactor.restore(dict(args or {}))  # placeholders the agent hands back mean the real names
-        _validate(tool, args)
         if not self._lock.acquire(timeout=self.bounds.timeout_s):
             raise AgentToolError("busy: an earlier call that passed its time limit is still finishing; try again")
         try:
-            roots = self.roots(client_roots)
-            result = self._redact(_HANDLERS[name](self, args, roots))
+            args = self._redactor.restore(dict(args or {}))  # placeholders the agent hands back mean the real names
+            _validate(tool, args)  # inside: a message quoting a restored argument is redacted like any other
+            result = self._redact(_HANDLERS[name](self, args, self.roots(client_roots)))
         except AgentToolError as exc:
             raise AgentToolError(self._redactor.text(str(exc))) from None
         except Exception as exc:  # one line, never a traceback: the agent reads it

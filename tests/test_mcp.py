@@ -269,19 +269,21 @@ def test_redact_hides_every_planted_string_of_a_hostile_profile(tmp_path):
         for name, args in (("analyze", None), ("window", {"phase": label}),
                            ("query", {"sql": "SELECT name, domain FROM pa_markers LIMIT 20"}),
                            ("explain_rule", {"rule_id": "H1"}), ("relations", {}),
-                           ("error", {"phase": "no such phase"})):   # the error lists the phase labels
+                           ("error", {"phase": "no such phase"}),   # the error lists the phase labels
+                           ("bad_arg", {"start_offset_ns": label})):  # the error quotes the restored value
             call = {"profile": "hostile.sqlite", **args} if args is not None else {"profiles": ["hostile.sqlite"]}
-            out[name] = await s.call_tool("window" if name == "error" else name, call)
+            out[name] = await s.call_tool("window" if name in ("error", "bad_arg") else name, call)
         out["label"] = label
 
     out = _converse(tmp_path, ["--redact"], script, [tmp_path], tmp_path)
     assert out["label"].startswith("MARKER_")
-    for name in ("summarize", "analyze", "window", "query", "explain_rule", "relations", "error"):
+    for name in ("summarize", "analyze", "window", "query", "explain_rule", "relations", "error", "bad_arg"):
         res = out[name]
         text = res.content[0].text + json.dumps(res.structured_content)
         assert "q7z" not in text, (name, text[text.find("q7z") - 80:text.find("q7z") + 80])
-        if name != "error":
+        if name not in ("error", "bad_arg"):
             _result(res)
+    assert "is not of type 'integer'" in _error(out["bad_arg"])
     assert _result(out["window"])["scope"] == f"phase {out['label']}"   # the placeholder was mapped back
     assert "no phase" in _error(out["error"]) and "MARKER_" in out["error"].content[0].text
     assert "MARKER_" in json.dumps(out["query"].structured_content)
