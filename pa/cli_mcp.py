@@ -1,4 +1,4 @@
-"""`pa mcp`: serve pa's tools to a coding agent over the Model Context Protocol (stdio).
+"""`pa mcp`: serve pa's tools to a coding agent over the Model Context Protocol (stdio, or HTTP on loopback).
 
 Options in, pa.mcp_server out. The `mcp` package is optional (`pip install 'pa[mcp]'`): it is
 looked for before anything else, and its absence is one line on stderr (exit 2), never a traceback.
@@ -24,6 +24,7 @@ Set-up (pip install 'pa[mcp]'), run from the project that holds the profiles:
   Codex:        ~/.codex/config.toml: [mcp_servers.pa] command = "pa", args = ["mcp"]
   Cursor, VS Code: mcp.json: {"servers": {"pa": {"command": "pa", "args": ["mcp"]}}}
 Profiles are read only under the roots; nothing is written; every call is bounded in time and size.
+--http 127.0.0.1:PORT serves Streamable HTTP on loopback instead, with a bearer token.
 """
 
 
@@ -39,9 +40,13 @@ Profiles are read only under the roots; nothing is written; every call is bounde
               help="A result larger than this (JSON, after redaction) is refused with an error.")
 @click.option("--sql-time-limit", "sql_time_limit_s", type=click.FloatRange(min=0.01), default=2.0,
               show_default=True, help="Seconds one `query` may run (the LLM stage's sql_time_limit_s).")
+@click.option("--http", "http", default=None, metavar="HOST:PORT",
+              help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio; loopback only (127.0.0.1, "
+                   "localhost, ::1); every request needs `Authorization: Bearer TOKEN`, TOKEN from $PA_MCP_TOKEN "
+                   "or generated and printed on stderr.")
 @one_line_errors
 def mcp(roots: tuple[Path, ...], redact: bool, timeout_s: float, max_result_bytes: int,
-        sql_time_limit_s: float) -> None:
+        sql_time_limit_s: float, http: str | None) -> None:
     """Serve pa's tools to coding agents over MCP on stdio until the client closes the session."""
     if importlib.util.find_spec("mcp") is None:
         raise UserError("pa mcp needs the MCP SDK: pip install 'pa[mcp]' (or pip install mcp)")
@@ -58,4 +63,31 @@ def mcp(roots: tuple[Path, ...], redact: bool, timeout_s: float, max_result_byte
     os.environ.setdefault("PA_QUERY_TIMEOUT", f"{timeout_s:g}")
     bounds = Bounds(roots=tuple(roots) or (Path.cwd(),), roots_explicit=bool(roots), redact=redact,
                     timeout_s=timeout_s, max_result_bytes=max_result_bytes, sql_time_limit_s=sql_time_limit_s)
-    serve_stdio(Workspace(bounds))
+    if http is None:
+        serve_stdio(Workspace(bounds))
+        return
+    host, port = _host_port(http)
+    from pa.mcp_server import serve_http
+
+    token = os.environ.get("PA_MCP_TOKEN") or ""
+    if not token:
+        import secrets
+
+        token = secrets.token_urlsafe(32)
+        click.echo(f"pa mcp: bearer token for this server (set PA_MCP_TOKEN to choose it): {token}", err=True)
+    click.echo(f"pa mcp: serving http://{'[' + host + ']' if ':' in host else host}:{port}/mcp", err=True)
+    serve_http(Workspace(bounds), host, port, token)
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    """HOST:PORT (or [::1]:PORT) with a loopback HOST; UserError otherwise."""
+    from pa.mcp_server import LOOPBACK
+
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UserError(f"--http {value}: give HOST:PORT, e.g. 127.0.0.1:8765")
+    if host not in LOOPBACK:
+        raise UserError(f"--http {value}: pa mcp serves HTTP on a loopback address only ({', '.join(LOOPBACK)}); "
+                        "anything else would expose the profiles to the network")
+    return host, int(port)

@@ -1,4 +1,4 @@
-"""`pa mcp`: pa's agent tools (pa.agent_tools) served over the Model Context Protocol on stdio.
+"""`pa mcp`: pa's agent tools (pa.agent_tools) served over the Model Context Protocol (stdio, or HTTP on loopback).
 
 The glue only: the official SDK's low-level server, with the tool schemas written out (the same
 ones pa.agent_tools validates against), each call run in a worker thread under the wall-clock
@@ -170,6 +170,48 @@ def build_server(ws: Workspace) -> Server[Any]:
     return Server("pa", version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools,
                   on_call_tool=call_tool, on_list_resources=list_resources, on_read_resource=read_resource,
                   on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _require_token(app: Any, token: str) -> Any:
+    """ASGI wrapper: every HTTP request must carry `Authorization: Bearer TOKEN` (401 otherwise).
+
+    Loopback is not private on a shared login node: any local user could reach the port and read the
+    profiles under the roots with this server's permissions. The token is compared in constant time.
+    """
+    import hmac
+
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": b"pa mcp: missing or wrong bearer token\n"})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def serve_http(ws: Workspace, host: str, port: int, token: str) -> None:
+    """Serve Streamable HTTP at http://HOST:PORT/mcp on a loopback address, each request with the bearer token.
+
+    The SDK's DNS-rebinding protection is on for loopback hosts (Host and Origin headers checked).
+    """
+    import uvicorn
+
+    if host not in LOOPBACK:
+        raise ValueError(f"{host}: pa mcp serves HTTP on a loopback address only ({', '.join(LOOPBACK)})")
+    app = _require_token(build_server(ws).streamable_http_app(host=host), token)
+    try:
+        uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")).run()
+    finally:
+        ws.close()
 
 
 def serve_stdio(ws: Workspace) -> None:

@@ -5,7 +5,8 @@ Four server processes, each one conversation:
   tool on a generated profile and on a real one, resources, the prompt, a hostile kernel name, and the
   refusals that need no special bounds (a path outside the roots, a symlink leading out, an Nsight
   Systems report, writes and ATTACH through `query`);
-- `bounded`: --root given (it wins over the client's roots), a short SQL time limit, a small result cap;
+- `bounded`, over Streamable HTTP on loopback: --root given (it wins over the client's roots), a short SQL
+  time limit, a small result cap, and a request without the bearer token refused;
 - `redacted`: --redact on the hostile profile of the LLM tests: no planted string in any result;
 - `hurried`: a call-wide time limit no summary can meet.
 The results are compared with `pa summary --json`, `pa analyze -f json` and `pa compare -f json` run on
@@ -58,6 +59,62 @@ def _converse(cwd: Path, args: list[str], script: Any, roots: list[Path], config
         return out
 
     return anyio.run(run)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _converse_http(cwd: Path, args: list[str], script: Any, roots: list[Path], config_home: Path) -> dict[str, Any]:
+    """As `_converse`, with `pa mcp --http 127.0.0.1:PORT ARGS` and the SDK's Streamable HTTP client."""
+    import subprocess
+    import time
+
+    import anyio
+    import httpx2
+    import mcp_types as types
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    port, token = _free_port(), "test-token-q7z"
+    url = f"http://127.0.0.1:{port}/mcp"
+    env = {**os.environ, "XDG_CONFIG_HOME": str(config_home), "PA_MCP_TOKEN": token}
+    with (cwd / "server-stderr.txt").open("w") as errlog:
+        proc = subprocess.Popen([sys.executable, "-m", "pa.cli", "mcp", "--http", f"127.0.0.1:{port}", *args],
+                                cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=errlog, stderr=errlog)
+
+    async def list_roots(_ctx: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=r.as_uri(), name=r.name) for r in roots])
+
+    async def run() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        deadline = time.monotonic() + 30
+        async with httpx2.AsyncClient() as bare:
+            while True:   # until the server listens
+                try:
+                    out["no_token"] = await bare.post(url, json={})
+                    break
+                except httpx2.TransportError:
+                    assert time.monotonic() < deadline and proc.poll() is None, "pa mcp --http did not start"
+                    await anyio.sleep(0.1)
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http, \
+                streamable_http_client(url, http_client=http) as (read, write), \
+                ClientSession(read, write, list_roots_callback=list_roots) as session:
+            await session.initialize()
+            await script(session, out)
+        return out
+
+    try:
+        out = anyio.run(run)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    out["stderr"] = (cwd / "server-stderr.txt").read_text()
+    return out
 
 
 def _result(res: Any) -> Any:
@@ -246,9 +303,21 @@ def bounded(world: dict[str, Path]) -> dict[str, Any]:
         out["small"] = await s.call_tool("query", {"profile": "demo.sqlite", "sql": "SELECT 1 AS one"})
         out["client_root"] = await s.call_tool("summarize", {"profile": str(world["outside"] / "secret.sqlite")})
 
-    # the client declares `outside` as a root, but --root was given: the user's roots win
-    return _converse(world["work"], ["--root", str(world["work"]), "--sql-time-limit", "0.3",
-                                     "--max-result-bytes", "5000"], script, [world["outside"]], world["config"])
+    # the client declares `outside` as a root, but --root was given: the user's roots win. Over Streamable
+    # HTTP: the bounds live in the tool layer, the same for both transports
+    return _converse_http(world["work"], ["--root", str(world["work"]), "--sql-time-limit", "0.3",
+                                          "--max-result-bytes", "5000"], script, [world["outside"]], world["config"])
+
+
+def test_http_on_loopback_needs_the_bearer_token(bounded):
+    assert bounded["no_token"].status_code == 401
+    assert "pa mcp: serving http://127.0.0.1:" in bounded["stderr"] and "token" not in bounded["stderr"]
+
+
+def test_http_elsewhere_than_loopback_is_refused_in_one_line():
+    result = CliRunner().invoke(main, ["mcp", "--http", "0.0.0.0:8765"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("pa: error: --http 0.0.0.0:8765: pa mcp serves HTTP on a loopback address only")
 
 
 def test_a_query_past_its_time_limit_and_a_result_past_its_cap_are_refused(bounded):
