@@ -33,20 +33,21 @@ Profiles are read only under the roots; nothing is written; every call is bounde
               help="A directory profiles may be read from (repeatable). Given: these alone, whatever roots the "
                    "client declares. Default: the client's roots, else the current directory.")
 @click.option("--redact", is_flag=True, help="Replace kernel, marker, file and other profile names with placeholders "
-                                             "(KERNEL_n, ...) in every result, as the LLM stage's --redact.")
+                                             "(KERNEL_n, ...) in every result, as the LLM stage's --redact "
+                                             "(also when pa.toml's [llm] sets redact = true).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.001), default=120.0, show_default=True,
               help="Seconds one tool call may take before it is answered with an error.")
 @click.option("--max-result-bytes", type=click.IntRange(min=1_000), default=1_000_000, show_default=True,
               help="A result larger than this (JSON, after redaction) is refused with an error.")
-@click.option("--sql-time-limit", "sql_time_limit_s", type=click.FloatRange(min=0.01), default=2.0,
-              show_default=True, help="Seconds one `query` may run (the LLM stage's sql_time_limit_s).")
+@click.option("--sql-time-limit", "sql_time_limit_s", type=click.FloatRange(min=0.01), default=None,
+              help="Seconds one `query` may run. Default: pa.toml's [llm] sql_time_limit_s, else 2 (the LLM stage's).")
 @click.option("--http", "http", default=None, metavar="HOST:PORT",
               help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio; loopback only (127.0.0.1, "
                    "localhost, ::1); every request needs `Authorization: Bearer TOKEN`, TOKEN from $PA_MCP_TOKEN "
                    "or generated and printed on stderr.")
 @one_line_errors
 def mcp(roots: tuple[Path, ...], redact: bool, timeout_s: float, max_result_bytes: int,
-        sql_time_limit_s: float, http: str | None) -> None:
+        sql_time_limit_s: float | None, http: str | None) -> None:
     """Serve pa's tools to coding agents over MCP on stdio until the client closes the session."""
     if importlib.util.find_spec("mcp") is None:
         raise UserError("pa mcp needs the MCP SDK: pip install 'pa[mcp]' (or pip install mcp)")
@@ -61,8 +62,16 @@ def mcp(roots: tuple[Path, ...], redact: bool, timeout_s: float, max_result_byte
 
     # An abandoned call's profile statements stop by the same limit (pa.profile.open reads it per statement).
     os.environ.setdefault("PA_QUERY_TIMEOUT", f"{timeout_s:g}")
-    bounds = Bounds(roots=tuple(roots) or (Path.cwd(),), roots_explicit=bool(roots), redact=redact,
-                    timeout_s=timeout_s, max_result_bytes=max_result_bytes, sql_time_limit_s=sql_time_limit_s)
+    # The SQL limits and redaction of the LLM stage's settings (pa.toml [llm], an untrusted project file only
+    # tightening them), so `query` is bounded as the model's sql_query is; the flags win.
+    from pa.llm.providers import load_settings
+
+    llm = load_settings({"config": click.get_current_context().find_root().obj, "redact": redact or None,
+                         "sql_time_limit_s": sql_time_limit_s})
+    bounds = Bounds(roots=tuple(roots) or (Path.cwd(),), roots_explicit=bool(roots), redact=llm.redact,
+                    timeout_s=timeout_s, max_result_bytes=max_result_bytes, sql_time_limit_s=llm.sql_time_limit_s,
+                    sql_max_rows=llm.sql_max_rows, sql_max_bytes=llm.sql_max_bytes,
+                    max_string_chars=llm.max_string_chars)
     if http is None:
         serve_stdio(Workspace(bounds))
         return

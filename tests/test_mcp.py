@@ -7,7 +7,8 @@ Four server processes, each one conversation:
   Systems report, writes and ATTACH through `query`);
 - `bounded`, over Streamable HTTP on loopback: --root given (it wins over the client's roots), a short SQL
   time limit, a small result cap, and a request without the bearer token refused;
-- `redacted`: --redact on the hostile profile of the LLM tests: no planted string in any result;
+- `redacted`: redaction (and a row cap) from pa.toml's [llm], as for the LLM stage, on the hostile profile
+  of the LLM tests: no planted string in any result or error;
 - `hurried`: a call-wide time limit no summary can meet.
 The results are compared with `pa summary --json`, `pa analyze -f json` and `pa compare -f json` run on
 the same files (click's runner, in this process).
@@ -344,8 +345,12 @@ def test_redact_hides_every_planted_string_of_a_hostile_profile(tmp_path):
             out[name] = await s.call_tool("window" if name in ("error", "bad_arg") else name, call)
         out["label"] = label
 
-    out = _converse(tmp_path, ["--redact"], script, [tmp_path], tmp_path)
+    # redaction and the SQL limits come from the user's pa.toml [llm], as for the LLM stage (no --redact flag)
+    (tmp_path / "config" / "pa").mkdir(parents=True)
+    (tmp_path / "config" / "pa" / "pa.toml").write_text("[llm]\nredact = true\nsql_max_rows = 3\n")
+    out = _converse(tmp_path, [], script, [tmp_path], tmp_path / "config")
     assert out["label"].startswith("MARKER_")
+    assert len(_result(out["query"])["rows"]) == 3 and "row cap hit" in _result(out["query"])["truncated"]
     for name in ("summarize", "analyze", "window", "query", "explain_rule", "relations", "error", "bad_arg"):
         res = out[name]
         text = res.content[0].text + json.dumps(res.structured_content)
