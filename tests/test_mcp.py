@@ -1,6 +1,6 @@
 """`pa mcp` end to end: the server started as a subprocess, spoken to with the MCP SDK's own stdio client.
 
-Four server processes, each one conversation:
+Three server processes, each one conversation:
 - `session`: no --root, the client declares its roots (a work directory and the shared profiles); every
   tool on a generated profile and on a real one, resources, the prompt, a hostile kernel name, and the
   refusals that need no special bounds (a path outside the roots, a symlink leading out, an Nsight
@@ -9,7 +9,7 @@ Four server processes, each one conversation:
   time limit, a small result cap, and a request without the bearer token refused;
 - `redacted`: redaction (and a row cap) from pa.toml's [llm], as for the LLM stage, on the hostile profile
   of the LLM tests: no planted string in any result or error;
-- `hurried`: a call-wide time limit no summary can meet.
+and, in this process through the SDK's in-memory client, a call-wide time limit no comparison can meet.
 The results are compared with `pa summary --json`, `pa analyze -f json` and `pa compare -f json` run on
 the same files (click's runner, in this process).
 """
@@ -199,6 +199,8 @@ def session(world: dict[str, Path]) -> dict[str, Any]:
                 "SELECT count(*) AS kernels_count, sum(\"end\" - start) AS kernel_time_ns FROM pa_kernels")})
             out[key, "window"] = await s.call_tool("window", {"profile": prof, "start_offset_ns": 0,
                                                               "end_offset_ns": 10**18})
+            if key == "real":   # the same capture on both sides: every change within the noise floor
+                out[key, "compare"] = await s.call_tool("compare", {"before": prof, "after": prof})
         out["compare"] = await s.call_tool("compare", {"before": "demo.sqlite", "after": "other.sqlite"})
         out["hostile"] = await s.call_tool("query", {"profile": "hostile.sqlite",
                                                      "sql": "SELECT DISTINCT short_name FROM pa_kernels"})
@@ -277,6 +279,14 @@ def test_compare_equals_the_cli_json(session, world):
     cli = _cli_json("compare", str(world["work"] / "demo.sqlite"), str(world["work"] / "other.sqlite"),
                     "--no-llm", "-f", "json")
     assert served == cli
+    assert served["identical"] is False                    # the kernels of `other` take twice as long
+
+
+def test_compare_of_a_real_profile_equals_the_cli_json(session):
+    if "real" not in session["profiles"]:
+        pytest.skip(missing_reason(REAL))
+    served = _result(session["real", "compare"])
+    assert served == _cli_json("compare", str(REAL), str(REAL), "--no-llm", "-f", "json")
 
 
 def test_paths_outside_the_roots_are_refused_and_nothing_is_written(session):
@@ -372,11 +382,26 @@ def test_a_hostile_name_is_data_inside_the_envelope(session):
 
 
 def test_a_call_past_the_time_limit_is_answered_with_an_error(world):
-    async def script(s: Any, out: dict[str, Any]) -> None:
-        out["late"] = await s.call_tool("compare", {"before": "demo.sqlite", "after": "other.sqlite"})
+    """The server's own time limit (pa.mcp_server), run in this process through the SDK's in-memory client."""
+    import time
 
-    out = _converse(world["work"], ["--timeout", "0.05"], script, [world["work"]], world["config"])
-    assert "no answer within the time limit of 0.05 s" in _error(out["late"])
+    import anyio
+    from mcp.client.client import Client
+
+    from pa.agent_tools import Bounds, Workspace
+    from pa.mcp_server import build_server
+
+    ws = Workspace(Bounds(roots=(world["work"],), roots_explicit=True, timeout_s=0.05))
+
+    async def run() -> tuple[Any, float]:
+        async with Client(build_server(ws)) as client:
+            t0 = time.monotonic()
+            res = await client.call_tool("compare", {"before": "demo.sqlite", "after": "other.sqlite"})
+            return res, time.monotonic() - t0
+
+    res, took = anyio.run(run)
+    assert "no answer within the time limit of 0.05 s" in _error(res)
+    assert took < 1.0   # answered at the limit, not when the abandoned comparison ends
 
 
 def test_without_the_mcp_package_pa_mcp_says_so_in_one_line(monkeypatch):
