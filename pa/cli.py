@@ -30,10 +30,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("pa.cli_config:config_group", "Show the configuration pa.toml and the environment give."),
     "example": ("pa.cli_example:example",
                 "Write a generated example profile (Nsight Systems SQLite) with planted behaviour to OUT."),
+    "mcp": ("pa.cli_mcp:mcp", "Serve pa's tools to coding agents over the Model Context Protocol (stdio)."),
     "queries": ("pa.cli_queries:queries",
                 "List the query sets, or the set and files a PROFILE resolves to."),
     "rules": ("pa.cli_rules:rules_group", "Inspect, validate and explain the declarative rule packs."),
     "schema": ("pa.cli_analyze:schema", ""),
+    "skill": ("pa.cli_skill:skill_group", "Install pa's agent skill (SKILL.md) for coding agents."),
     "summary": ("pa.cli_summary:summary",
                 "Summarise PROFILE(s) offline: kernels, copies, idle gaps, sync, streams, markers, MPI."),
 }

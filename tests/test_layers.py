@@ -27,9 +27,10 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("llm", {"llm"}),
     ("report", {"report", "summary_render"}),
     ("compare", {"compare"}),
-    ("pipeline", {"pipeline", "api", "example_profile", "__init__"}),   # __init__: the notebook API
+    ("pipeline", {"pipeline", "api", "example_profile", "agent_tools", "__init__"}),   # __init__: the notebook API
     ("cli", {"cli", "cli_analyze", "cli_compare", "cli_output", "cli_ranks", "cli_rules", "cli_queries",
-             "cli_config", "cli_example", "cli_options", "cli_summary", "__main__"}),
+             "cli_config", "cli_example", "cli_options", "cli_summary", "cli_mcp", "cli_skill", "mcp_server",
+             "__main__"}),
 ]
 # The test world (planted scenarios, vendors' writers: tests/testkit) is never imported by the product.
 TEST_WORLD = {"synth", "testkit", "accuracy"}

@@ -430,3 +430,16 @@ def test_compare_redaction_covers_titles_and_iterations(tmp_path: Path) -> None:
     for name in ("spmv_csr_kernel", "stencil3d_kernel", *titles):
         assert name not in sent, name
     assert "GPU-IDLE-001" in sent and "STRING_" in sent
+
+
+def test_a_kernel_name_quoted_for_a_profiler_command_is_redacted_too() -> None:
+    """A rule's suggestion pastes the name into `ncu -k 'regex:NAME'` (kernel_arg): that form is the same name."""
+    from pa.llm.redact import Redactor
+    from pa.rules.templates import kernel_arg
+
+    red = Redactor(True)
+    name = "void q7z_evil</profile-data> it's(int)"
+    ph = red.add("KERNEL", name)
+    for quoted in (kernel_arg(name), kernel_arg(name, "regex")):
+        text = red.text(f"profile it: ncu --set full -k {quoted} ./app")
+        assert "q7z" not in text and ph in text, text

@@ -152,3 +152,17 @@ def test_help_is_fast_to_import(installed):
                           capture_output=True, text=True, env=_env(installed), timeout=120)
     assert proc.stderr.strip() == ""
 
+
+
+def test_the_wheel_ships_the_agent_skill_and_pa_mcp_without_its_extra_says_how_to_get_it(installed):
+    """The wheel is installed without extras: `pa skill install` works, `pa mcp` names `pa[mcp]` in one line."""
+    skills = installed["work"] / "skills"
+    pa(installed, "skill", "install", str(skills))
+    assert (skills / "pa" / "SKILL.md").read_text(encoding="utf-8").startswith("---\nname: pa\n")
+    proc = subprocess.run([str(installed["venv"] / "bin" / "python"), "-c", "import mcp"], capture_output=True,
+                          env=_env(installed))
+    if proc.returncode == 0:
+        pytest.skip("the mcp package is installed in the wheel's venv")
+    proc = pa(installed, "mcp", check=False)
+    assert proc.returncode == 2 and proc.stderr == "pa: error: pa mcp needs the MCP SDK: pip install 'pa[mcp]' " \
+                                                   "(or pip install mcp)\n"

@@ -71,6 +71,7 @@ from pa.profile.canonical import (
     SYNC_TYPES,
 )
 from pa.rules.hypothesis import BUCKETS
+from pa.rules.templates import kernel_arg
 
 KINDS = ("KERNEL", "MARKER", "HOST", "PATH", "STRING")
 _PLACEHOLDER = re.compile(r"\b(?:KERNEL|MARKER|HOST|PATH|STRING)_\d+\b")
@@ -150,8 +151,10 @@ class Redactor:
         self._to_raw[ph] = raw
         # The name as written by repr() or a JSON encoder (doubled backslashes, escaped quotes and
         # controls) is the same name: an error message quoting it must not escape the matcher.
-        for form in dict.fromkeys((raw, repr(raw)[1:-1], json.dumps(raw, ensure_ascii=False)[1:-1],
-                                   json.dumps(raw)[1:-1])):
+        forms = [raw, repr(raw)[1:-1], json.dumps(raw, ensure_ascii=False)[1:-1], json.dumps(raw)[1:-1]]
+        if kind == "KERNEL":  # as a rule's suggested command quotes it (`ncu -k 'regex:NAME'`, kernel_arg)
+            forms += [kernel_arg(raw), kernel_arg(raw, "regex"), "regex:" + re.escape(raw), re.escape(raw)]
+        for form in dict.fromkeys(forms):
             if form and form not in self._to_placeholder:
                 self._to_placeholder[form] = ph
                 bisect.insort(self._sorted, form)
@@ -300,8 +303,16 @@ def from_summary(summary: Any, enabled: bool, *, ranks: Iterable[Any] | None = N
     then the per-rank rows of a multi-rank run (`ranks`: their file names) and the strings the
     rules' hypotheses cite (their phase, string evidence values), which come from the summary.
     """
-    red = Redactor(enabled)
-    if not enabled:
+    return register(Redactor(enabled), summary, ranks=ranks, rule_result=rule_result)
+
+
+def register(red: Redactor, summary: Any, *, ranks: Iterable[Any] | None = None, rule_result: Any = None) -> Redactor:
+    """Register the summary's profile strings in an existing redactor (as `from_summary`), and return it.
+
+    `pa mcp` keeps one redactor for its whole session and registers each profile as it is read, so a
+    placeholder means the same name in every result the agent sees.
+    """
+    if not red.enabled:
         return red
     for kind, raw in strings(summary):
         red.name(kind, raw)

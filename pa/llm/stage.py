@@ -45,7 +45,7 @@ from pa.llm.pricing import Estimate, cost_of, estimate_run, load_prices, price_f
 from pa.llm.providers import LlmSettings, NoProvider, Target, load_settings, resolve
 from pa.llm.redact import Redactor, from_summary
 from pa.llm.secrets import env_secrets, scrub
-from pa.llm.tools import ENGINE_TOOLS, TOOL_SPECS, ToolBox
+from pa.llm.tools import ENGINE_TOOLS, TOOL_SPECS, ToolBox, engine_tables
 from pa.metrics.model import ProfileSummary
 from pa.rules.evaluate import RuleResult
 
@@ -376,17 +376,3 @@ def name_mask(summary: Any, tools: ToolBox) -> Redactor:
         elif isinstance(v, (list, tuple)):
             stack.extend(v)
     return mask
-
-
-def engine_tables(summary: Any, redactor: Redactor) -> dict[str, tuple[list[str], list[tuple]]]:
-    """pa_gaps and pa_phases for the SQL workspace (profile clock, like the relation views; labels redacted)."""
-    base = summary.span_start_ns or 0
-    gaps = [(g.device, base + g.start_ns, base + g.start_ns + g.duration_ns, g.duration_ns, g.host_activity)
-            for dg in summary.idle_gaps for g in dg.largest]
-    phases = [(p.index, redactor.datum(p.label, "MARKER"), p.source, base + p.start_ns, base + p.end_ns,
-               p.duration_ns, p.kernel_count, p.kernel_time_ns, p.busy_ns, p.utilization_pct)
-              for p in (getattr(summary, "phases", None) or [])]
-    return {"pa_gaps": (["device", "start", "end", "duration_ns", "host_activity"], gaps),
-            "pa_phases": (["phase_index", "label", "source", "start", "end", "duration_ns", "kernel_count",
-                           "kernel_time_ns", "busy_ns", "utilization_pct"], phases)}
-

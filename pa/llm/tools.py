@@ -58,7 +58,7 @@ _SCOPE = {"phase": {"type": "string", "description": "phase label or index (summ
           "start_offset_ns": {"type": "integer", "minimum": 0, "description": "window start, ns after the span start"},
           "end_offset_ns": {"type": "integer", "minimum": 0, "description": "window end, ns after the span start"}}
 
-TOOL_SPECS: list[dict[str, Any]] = [
+TOOL_DEFS: list[dict[str, Any]] = [
     {"name": "summary_table",
      "description": "Rows of one table of the profile summary (already computed, cheap). "
                     f"At most {MAX_TABLE_ROWS} rows, largest first.",
@@ -97,12 +97,35 @@ TOOL_SPECS: list[dict[str, Any]] = [
      "description": "Run one read-only SELECT/WITH statement over pa's relation views (pa_kernels, pa_copies, "
                     "pa_api_calls, pa_markers, ...; see table_schema). Times are integer ns on the profile's "
                     "clock. Time-limited, row- and size-capped; the result says when a cap was hit. Aggregate "
-                    "in SQL, and name result columns with their unit (total_ns, share_pct, bytes, calls_count): "
-                    "pa checks the numbers you cite against them. A number the query computes from its own "
-                    "literals (SELECT 95.0) is not evidence.",
+                    "in SQL, and name result columns with their unit (total_ns, share_pct, bytes, calls_count)",
+     "llm_note": ": pa checks the numbers you cite against them. A number the query computes from its own "
+                 "literals (SELECT 95.0) is not evidence.",
      "parameters": {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]}},
 ]
+# One definition of each tool, two audiences: the LLM stage gets the description with its `llm_note`
+# (what pa's grounding check does with the model's answer); a coding agent (pa.agent_tools, `pa mcp`)
+# gets the description alone, under its own tool names, through `agent_spec`.
+TOOL_SPECS: list[dict[str, Any]] = [{"name": t["name"], "description": t["description"] + t.get("llm_note", ""),
+               "parameters": t["parameters"]} for t in TOOL_DEFS]
 TOOL_NAMES = [t["name"] for t in TOOL_SPECS]
+
+
+def agent_spec(name: str, renamed: dict[str, str]) -> tuple[str, dict[str, Any]]:
+    """(description, parameters JSON Schema) of one LLM-stage tool as a coding agent sees it.
+
+    `renamed` maps the LLM stage's tool names to the agent's (sql_query -> query, ...), so a
+    description that points to another tool names the one the agent has. The parameters are a copy:
+    the caller adds its own (the profile path) without touching the LLM stage's schema.
+    """
+    spec = next(t for t in TOOL_DEFS if t["name"] == name)
+    text = spec["description"] + ("." if "llm_note" in spec else "")
+    params = json.loads(json.dumps(spec["parameters"]))
+    for old, new in renamed.items():
+        text = text.replace(old, new)
+        for prop in params.get("properties", {}).values():
+            if "description" in prop:
+                prop["description"] = prop["description"].replace(old, new)
+    return text, params
 ENGINE_TOOLS = frozenset({"summary_table", "explain_rule", "window", "copy_compute_overlap", "host_during_gap",
                           "rank_compare"})
 
@@ -162,6 +185,19 @@ def encode(value: Any) -> str:
     return escape_json_controls(text)
 
 
+def engine_tables(summary: Any, redactor: Redactor) -> dict[str, tuple[list[str], list[tuple]]]:
+    """pa_gaps and pa_phases for the SQL workspace (profile clock, like the relation views; labels redacted)."""
+    base = summary.span_start_ns or 0
+    gaps = [(g.device, base + g.start_ns, base + g.start_ns + g.duration_ns, g.duration_ns, g.host_activity)
+            for dg in summary.idle_gaps for g in dg.largest]
+    phases = [(p.index, redactor.datum(p.label, "MARKER"), p.source, base + p.start_ns, base + p.end_ns,
+               p.duration_ns, p.kernel_count, p.kernel_time_ns, p.busy_ns, p.utilization_pct)
+              for p in (getattr(summary, "phases", None) or [])]
+    return {"pa_gaps": (["device", "start", "end", "duration_ns", "host_activity"], gaps),
+            "pa_phases": (["phase_index", "label", "source", "start", "end", "duration_ns", "kernel_count",
+                           "kernel_time_ns", "busy_ns", "utilization_pct"], phases)}
+
+
 @dataclass
 class ToolBox:
     """Runs tool calls against one summary, rule result and (optionally) a SQL sandbox."""
@@ -180,6 +216,13 @@ class ToolBox:
 
     def run(self, call_id: str, name: str, raw_args: str | dict[str, Any] | None) -> str:
         """Execute one call; return the redacted, capped JSON text sent back. Never raises."""
+        return encode(self.result(call_id, name, raw_args))
+
+    def result(self, call_id: str, name: str, raw_args: str | dict[str, Any] | None) -> Any:
+        """Execute one call; return the redacted, capped JSON-ready result (an error is a result). Never raises.
+
+        `run` sends it to the model as text; `pa mcp` (pa.agent_tools) returns it as structured content.
+        """
         self.calls += 1
         try:
             args = json.loads(raw_args) if isinstance(raw_args, str) else dict(raw_args or {})
@@ -196,8 +239,7 @@ class ToolBox:
                 result = {"error": f"{name}: {type(exc).__name__}: {str(exc)[:20_000]}"}
         self.results[call_id] = result  # local, unredacted: used to ground numbers
         self.names[call_id] = name
-        sent = shrink(_cap_strings(self._redact(name, result), self.max_string_chars), self.max_bytes)
-        return encode(sent)
+        return shrink(_cap_strings(self._redact(name, result), self.max_string_chars), self.max_bytes)
 
     def _redact(self, name: str, result: Any) -> Any:
         red = self.redactor
