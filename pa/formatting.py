@@ -42,24 +42,47 @@ def _number(x: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _scaled(v: float, units: tuple[tuple[str, float], ...]) -> str:
-    """`v` in the largest unit whose 3-significant-digit value is at least 1; the smallest unit as an integer.
+def _scaled(v: float, units: tuple[tuple[str, float], ...], digits: int = 3) -> str:
+    """`v` in the largest unit whose `digits`-significant-digit value is at least 1; the smallest unit as an integer.
 
     Choosing the unit after rounding is what keeps 999.6 ms from reading '1e+03 ms' (it reads '1 s').
     """
     for unit, scale in units[:-1]:
-        text = f"{v / scale:.3g}"
+        text = f"{v / scale:.{digits}g}"
         if abs(float(text)) >= 1:
-            if "e" in text:   # the largest unit beyond 3 digits: written in full
+            if "e" in text:   # the largest unit beyond `digits` digits: written in full
                 text = f"{v / scale:,.0f}"
             return f"{text} {unit}"
-    return f"{v:.0f} {units[-1][0]}"
+    return f"{v:,.0f} {units[-1][0]}"
 
 
-def duration(ns: Any) -> str:
+def duration(ns: Any, digits: int = 3) -> str:
     """Nanoseconds as a human duration: '1.23 s', '45.6 ms', '789 µs', '12 ns'."""
     v = _number(ns)
-    return NA if v is None else _scaled(v, _DURATION_UNITS)
+    return NA if v is None else _scaled(v, _DURATION_UNITS, digits)
+
+
+def duration_pair(before: Any, after: Any) -> tuple[str, str]:
+    """Two durations to compare, with the fewest significant digits (3 to 6) that tell them apart.
+
+    '39.5 s → 39.6 s' where three digits differ, '39.53 s → 39.54 s' where four are needed: a
+    change the reader is told about never reads as 'x → x' (issue 30: the compare narrative wrote
+    '39525.712 ms' to be sure).
+    """
+    pair = (duration(before), duration(after))
+    for digits in range(4, 7):
+        if pair[0] != pair[1] or before == after:
+            break
+        pair = (duration(before, digits), duration(after, digits))
+    return pair
+
+
+def signed_duration(ns: Any) -> str:
+    """A change in nanoseconds with its sign: '+1.23 ms', '-45.6 µs', '0 ns'."""
+    v = _number(ns)
+    if v is None:
+        return NA
+    return ("+" if v > 0 else "-" if v < 0 else "") + duration(abs(v))
 
 
 def milliseconds(ns: Any) -> str:

@@ -60,3 +60,12 @@ def test_bandwidth_picks_the_unit_that_keeps_three_digits() -> None:
     assert f.bandwidth(2.29e6) == "2.29 MB/s"       # was '0.00229 GB/s'
     assert f.bandwidth(999.6e9) == "1 TB/s"
     assert f.bandwidth(12) == "12 B/s" and f.bandwidth(None) == "n/a"
+
+
+def test_a_pair_of_durations_reads_apart() -> None:
+    """The compare narrative wrote '39525.712 ms' so that close values differ; the pair takes the digits it needs."""
+    assert f.duration_pair(100e6, 130e6) == ("100 ms", "130 ms")
+    assert f.duration_pair(39_525_712_000, 39_541_000_000) == ("39.53 s", "39.54 s")
+    assert f.duration_pair(299_254_000, 299_260_000) == ("299.25 ms", "299.26 ms")
+    assert f.duration_pair(5e6, 5e6) == ("5 ms", "5 ms")
+    assert f.signed_duration(-46.4e6) == "-46.4 ms" and f.signed_duration(82_800) == "+82.8 µs"
