@@ -38,7 +38,7 @@ def _wave_fill(ratio: float | None) -> str:
     """
     if ratio is None:
         return "n/a"
-    return f"{ratio:.2f}" if ratio >= 0.01 or ratio == 0 else f"{ratio:.2g}"
+    return f"{ratio:.2f}" if ratio >= 0.01 or ratio == 0 else formatting.number(ratio, 2)   # never '4.6e-05'
 
 
 def _t(value: Any) -> str:

@@ -69,3 +69,13 @@ def test_a_pair_of_durations_reads_apart() -> None:
     assert f.duration_pair(299_254_000, 299_260_000) == ("299.25 ms", "299.26 ms")
     assert f.duration_pair(5e6, 5e6) == ("5 ms", "5 ms")
     assert f.signed_duration(-46.4e6) == "-46.4 ms" and f.signed_duration(82_800) == "+82.8 µs"
+
+
+def test_gains_and_wave_fill_never_scientific() -> None:
+    """The gain factor, a small share and a tiny wave fill went through '.3g'/'.2g': '1.23e+03×', '2e-05 %'."""
+    from pa.report.gains import factor_text, percent_text
+    from pa.summary_render import _wave_fill
+
+    assert factor_text(56) == "1.56×" and factor_text(3240) == "33.4×" and factor_text(123_300) == "1,234×"
+    assert percent_text(0.04) == "0.04 %" and percent_text(2e-5) == "0.00002 %"
+    assert _wave_fill(0.0046) == "0.0046" and _wave_fill(4.6e-5) == "0.000046" and _wave_fill(0.5) == "0.50"
