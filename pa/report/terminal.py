@@ -29,7 +29,7 @@ _NUMBER_UNIT = re.compile(r"(?<=\d) (?=(?:ns|µs|ms|s|%|B|kB|MB|GB|TB|[kMGT]?B/s
 _GLUE = "\x00"   # stands for a space that must not break while a line is wrapped
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # A line's label, under which its wrapped text continues: 'evidence:   ', 'GPU busy     ', '- ', '3. '.
-_LABEL = re.compile(r"(\S[^ ]*(?: [^ ]+)?:? {2,}(?=\S)|- |\d+\. )")
+_LABEL = re.compile(r"((?:[^ ]+ )*?[^ ]+ {2,}(?=\S)|- |\d+\. )")   # words, then two spaces or more
 _MAX_LABEL = 24
 
 
