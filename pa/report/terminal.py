@@ -73,13 +73,12 @@ def shorten_name(name: str, width: int) -> str:
     if room < 2:
         return _cut_middle(name, width)
     head, arg, tail = _template_parts(base)
-    if arg and cell_len(arg) + min(cell_len(head), 6) + (1 if tail else 0) <= room:
-        head_room = room - cell_len(arg) - (1 if tail else 0)
-        return _cut_middle(head, head_room) + arg + (ELLIPSIS if tail else "") + suffix
-    if arg:
-        return _cut_middle(head, min(cell_len(head), max(room // 3, 1))) + \
-            _cut_middle(arg, room - min(cell_len(head), max(room // 3, 1))) + suffix \
-            if cell_len(head) + 2 <= room else _cut_middle(base, room) + suffix
+    mark = ELLIPSIS if tail else ""   # stands for the dropped tail
+    if arg and cell_len(arg) + min(cell_len(head), 6) + len(mark) <= room:
+        return _cut_middle(head, room - cell_len(arg) - len(mark)) + arg + mark + suffix
+    if arg and cell_len(head) + 2 <= room:   # the argument itself is too long: a third for the head
+        head_room = min(cell_len(head), max(room // 3, 1))
+        return _cut_middle(head, head_room) + _cut_middle(arg, room - head_room) + suffix
     return _cut_middle(base, room) + suffix
 
 
@@ -91,14 +90,11 @@ def _first_difference(a: str, b: str) -> int:
     return min(len(a), len(b))
 
 
-def _around(name: str, first: int, last: int, width: int) -> str:
-    """`name` in `width` cells showing its start and the stretch from `first` to `last` (where it differs)."""
+def _around(name: str, at: int, width: int) -> str:
+    """`name` in `width` cells: its first characters, then the stretch from just before index `at` on."""
     head = min(8, max(width // 4, 1))
-    if last - first + head + 3 > width:   # the differing stretch alone is too long: keep its start
-        last = first + max(width - head - 3, 1)
-    start = max(head, first - 2)
-    window = width - head - 1
-    piece = name[start:start + window]
+    start = max(head, at - 2)
+    piece = name[start:start + width - head - 1]
     if start + len(piece) < len(name):
         piece = piece[:-1] + ELLIPSIS
     return name[:head] + ELLIPSIS + piece
@@ -108,8 +104,8 @@ def shorten_names(names: list[str], width: int) -> list[str]:
     """Each name in at most `width` cells, the shortened names as distinct as `shorten_name` can keep them.
 
     Names that `shorten_name` makes alike are shown around where they differ from the others of
-    their group: the stretch from the first to the last difference when it fits, else the stretch
-    at one difference, the first such form that no other shown name reads.
+    their group: the stretch from the first difference on (which may reach the others), else from
+    a later one, the first such form that no other shown name reads.
     """
     short = [shorten_name(n, width) for n in names]
     for _ in range(2):   # a second pass for a name its group's new forms collided with
@@ -122,8 +118,7 @@ def shorten_names(names: list[str], width: int) -> list[str]:
             for i in members:
                 diffs = sorted({_first_difference(names[i], names[j]) for j in members if names[j] != names[i]})
                 others = {s for k, s in enumerate(short) if k != i}
-                forms = [_around(names[i], diffs[0], diffs[-1], width)]
-                forms += [_around(names[i], d, d, width) for d in reversed(diffs)]
+                forms = [_around(names[i], d, width) for d in diffs]
                 short[i] = next((f for f in forms if f not in others), forms[0])
     return short
 
