@@ -186,3 +186,50 @@ def test_cli_wide_and_evidence(tmp_path: Path) -> None:
     assert not EVIDENCE_VALUE.search(plain.output) and EVIDENCE_VALUE.search(trail.output)
     long = runner.invoke(main, ["analyze", str(prof), "--no-llm", "--evidence"])
     assert EVIDENCE_VALUE.findall(long.output) == EVIDENCE_VALUE.findall(trail.output)
+
+
+def _on_a_terminal(args: list[str], columns: int) -> str:
+    """What `pa ARGS` prints on a pseudo-terminal `columns` wide (colour codes removed)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "NO_COLOR")}
+    code = "import sys; from pa.cli import main; sys.argv[0] = 'pa'; main()"
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdin=slave, stdout=slave,
+                            stderr=subprocess.DEVNULL, env=env, close_fds=True)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:   # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def test_cli_on_an_80_column_terminal(tmp_path: Path) -> None:
+    """The CLI, not only the renderers: on a terminal both commands keep to its width."""
+    prof = tmp_path / "demo.sqlite"
+    assert CliRunner().invoke(main, ["example", str(prof)]).exit_code == 0
+    seen = {}
+    for command, args in (("summary", ["summary", str(prof)]), ("analyze", ["analyze", str(prof), "--no-llm"])):
+        text = seen[command] = _on_a_terminal(args, 80)
+        lines = text.splitlines()
+        assert len(lines) > 20, text
+        assert all(cell_len(line) <= 80 or " " not in line.strip() for line in lines), args
+        assert not SPLIT_NUMBER.search(text)
+    assert "more columns with --wide: grid, block, wave fill" in seen["summary"]
+    assert "--evidence (-v)" in seen["analyze"] and "←" not in seen["analyze"]
