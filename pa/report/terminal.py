@@ -161,7 +161,7 @@ def wrap_text(text: str, width: int | None) -> str:
     return "\n".join(piece for line in lines for piece in wrap_line(line, width))
 
 
-NAME_CAP = 60      # a name column's widest, unless --wide: the display names are already short forms
+NAME_CAP = 60      # the name width optional columns give way to; beyond it a long name is shortened instead
 MIN_NAME = 16      # below this a name column reads as nothing: rich squeezes the table instead
 
 
@@ -199,8 +199,8 @@ def fit_columns(cols: list[Column], width: int, wide: bool = False) -> tuple[lis
     """(the columns shown, the optional ones left out) so that the table fits `width` cells.
 
     The name column gets its width first (its natural width up to NAME_CAP): optional columns
-    leave before a name is shortened. Then the names are shortened together (`shorten_names`) to
-    what is left. `wide` keeps every column and every name whole.
+    leave before a name is shortened. Then the names take all the room left, shortened together
+    (`shorten_names`) when it is not enough. `wide` keeps every column and every name whole.
     """
     name_col = next((c for c in cols if c.name), None)
     if wide:
@@ -215,7 +215,7 @@ def fit_columns(cols: list[Column], width: int, wide: bool = False) -> tuple[lis
         left_out.append(col)
     if name_col is not None:
         room = width - _table_width([c for c in shown if not c.name], 0) - 3
-        name_width = max(min(target, room), min(MIN_NAME, _natural(name_col)))
+        name_width = max(min(_natural(name_col), room), min(MIN_NAME, _natural(name_col)))
         if name_width < _natural(name_col):
             name_col = Column(name_col.header, shorten_names(name_col.cells, name_width), name_col.drop, True)
             shown = [name_col if c.name else c for c in shown]
