@@ -84,8 +84,11 @@ CAUSE_NAMES = {"cpu_stall": "host work", "sync": "sync round trips", "copy_wait"
 
 
 def _short_names(names: Any, width: int = 34) -> list[str]:
-    """Names shortened together to `width` cells, in the middle, still distinct (pa.report.terminal)."""
-    return shorten_names([str(n) for n in names], int(width))
+    """Names shortened together to `width` cells, in the middle, still distinct (pa.report.terminal).
+
+    A site template's width is data: anything below one cell is one cell.
+    """
+    return shorten_names([str(n) for n in names], max(int(width), 1))
 
 
 def fmt_causes(by_cause: dict[str, int] | None) -> str:

@@ -92,6 +92,8 @@ def _first_difference(a: str, b: str) -> int:
 
 def _around(name: str, at: int, width: int) -> str:
     """`name` in `width` cells: its first characters, then the stretch from just before index `at` on."""
+    if width < 6:   # no room for a start and a stretch
+        return _cut_middle(name, width)
     head = min(8, max(width // 4, 1))
     start = max(head, at - 2)
     piece = name[start:start + width - head - 1]
