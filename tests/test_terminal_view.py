@@ -123,6 +123,8 @@ def test_names_are_shortened_in_the_middle_and_stay_apart() -> None:
     for width in (24, 30, 39, 60):
         short = shorten_names(cublas, width)
         assert len(set(short)) == len(cublas) and all(cell_len(n) <= width for n in short), short
+    for width in range(1, 40):   # however narrow, never wider than asked (a site template's width is data)
+        assert all(cell_len(n) <= width for n in shorten_names([*cublas, "x", "", "a<b> #3"], width))
 
 
 def test_lines_wrap_between_words_never_inside_a_number() -> None:
