@@ -70,9 +70,9 @@ def analyze(profiles: PathLike | Sequence[PathLike], *, rules: Sequence[PathLike
     return pipeline.analyze(pipeline.expand_profiles(_paths(profiles)), request)
 
 
-def render(doc: dict[str, Any], fmt: str = "markdown") -> str:
-    """A report document from `analyze` as text, markdown, html or json."""
-    return pipeline.render_report(doc, fmt)
+def render(doc: dict[str, Any], fmt: str = "markdown", evidence: bool = False) -> str:
+    """A report document from `analyze` as text, markdown, html or json (text: `evidence` adds the values)."""
+    return pipeline.render_report(doc, fmt, evidence=evidence)
 
 
 def compare_captures(before: PathLike, after: PathLike, *, noise_floor_pct: float = DEFAULT_NOISE_FLOOR_PCT,

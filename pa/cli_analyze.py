@@ -7,6 +7,7 @@ command that prints the generated report / summary / compare JSON Schemas commit
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from dataclasses import replace
@@ -63,6 +64,9 @@ def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") 
 @click.option("--judge", "judge", type=click.Choice(["steady", "active"]), default="steady", show_default=True,
               help="The window findings are judged on: steady, from the first iteration of the loop the markers "
                    "show (the set-up before it left out), when they show one; active, the GPU's whole active window.")
+@click.option("--evidence", "-v", "evidence", is_flag=True,
+              help="Text: under each evidence sentence, the values with their metric paths and query files "
+                   "(JSON, Markdown and HTML always hold them).")
 @click.option("--no-llm", is_flag=True, help="Rules only: skip the LLM stage.")
 @click.option("--model", default=None, help="LLM: provider:model, a provider, a model name or claude-cli "
                                             "(docs/llm.md).")
@@ -72,7 +76,8 @@ def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") 
 @rank_options
 @one_line_errors
 def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, site_packs: tuple[Path, ...],
-            query_dirs: tuple[Path, ...], templates_dir: Path | None, keep_paths: bool, judge: str, no_llm: bool,
+            query_dirs: tuple[Path, ...], templates_dir: Path | None, keep_paths: bool, judge: str, evidence: bool,
+            no_llm: bool,
             model: str | None,
             base_url: str | None, llm_extra: dict[str, Any], run: RunOptions) -> None:
     """Analyse PROFILE(s) and write a ranked, auditable report.
@@ -109,7 +114,9 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     spin = files[0] if len(files) == 1 and no_llm else None
     with progress_bar(len(files)) as progress, working_on(spin, "Analysing"):
         doc = pipeline.analyze(files, request, progress)
-    text = pipeline.render_report(doc, fmt, templates_dir=templates_dir, color=is_tty)
+    # On a terminal the text wraps between words at its width (never inside a number); a file keeps whole lines.
+    width = shutil.get_terminal_size().columns if is_tty else None
+    text = pipeline.render_report(doc, fmt, templates_dir=templates_dir, color=is_tty, evidence=evidence, width=width)
     if out.path is None:
         click.echo(text, nl=False)
         return

@@ -18,16 +18,19 @@ from pa.pipeline import RunOptions
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True,
               help="Print the ProfileSummary as JSON (several ranks: per-rank summaries and cross-rank facts).")
+@click.option("--wide", is_flag=True,
+              help="Every column (std, grid, block, wave fill, ...) and whole names, however wide the terminal.")
 @keep_paths_option
 @queries_option
 @rank_options
 @one_line_errors
-def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, query_dirs: tuple[Path, ...],
+def summary(profiles: tuple[Path, ...], as_json: bool, wide: bool, keep_paths: bool, query_dirs: tuple[Path, ...],
             run: RunOptions) -> None:
     """Summarise PROFILE(s) offline: kernels, copies, idle gaps, sync, streams, markers, MPI.
 
     Several files, or a directory of rank files (report.*.sqlite, rank_*.db), are one multi-rank run:
     the per-rank table and the cross-rank facts (straggler, imbalance, collective skew) are printed.
+    The tables fit the terminal: optional columns leave on a narrow one (--wide brings them back).
     """
     from pa.cli_ranks import progress_bar, working_on
     from pa.pipeline import expand_profiles, summarize_run
@@ -42,7 +45,7 @@ def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, query_d
         else:
             from pa.summary_render import print_summary  # rich loads only for the table view
 
-            print_summary(stage1.main)
+            print_summary(stage1.main, wide=wide)
         return
     from pa.ranks.model import MultiRankSummary, RankSummary
     from pa.summary_render import print_rank_summary
@@ -52,4 +55,4 @@ def summary(profiles: tuple[Path, ...], as_json: bool, keep_paths: bool, query_d
                                       for r in stage1.rank_set.ranks], cross_rank=stage1.cross)
         click.echo(escape_json_controls(doc.model_dump_json(indent=2)))
     else:
-        print_rank_summary(stage1.cross)
+        print_rank_summary(stage1.cross, wide=wide)

@@ -227,11 +227,15 @@ def analyze(files: Sequence[Path], request: AnalyzeRequest = AnalyzeRequest(),
                                   command_line=request.command_line, started=t0)
 
 
-def render_report(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None, color: bool = False) -> str:
-    """The report in text, markdown, html or json (site templates from `templates_dir` when given)."""
+def render_report(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None, color: bool = False,
+                  evidence: bool = False, width: int | None = None) -> str:
+    """The report in text, markdown, html or json (site templates from `templates_dir` when given).
+
+    Text only: `evidence` adds the values under each evidence sentence, `width` wraps to a terminal.
+    """
     from pa.report.render import render
 
-    return render(doc, fmt, templates_dir=templates_dir, color=color)
+    return render(doc, fmt, templates_dir=templates_dir, color=color, evidence=evidence, width=width)
 
 
 @dataclass(frozen=True)

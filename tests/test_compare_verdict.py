@@ -15,6 +15,7 @@ from testkit.phased import MS, phased, write
 from pa.cli import main
 from pa.compare import compare
 from pa.compare.changes import pct_change
+from pa.formatting import duration_pair
 from pa.metrics.model import ProfileSummary
 from pa.metrics.summarize import summarize
 
@@ -80,10 +81,10 @@ def test_without_iterations_the_verdict_rests_on_the_gpu_window(tmp_path: Path) 
     c = compare(b, a)
     assert c.iterations is None and "no iteration range in either capture" in c.iterations_reason
     assert (c.verdict, c.verdict_basis) == ("regression", "gpu_window")
-    assert f"from {b.gpu.window_ns / 1e6:.3f} ms to {a.gpu.window_ns / 1e6:.3f} ms" in c.verdict_reason
+    assert "from {} to {}".format(*duration_pair(b.gpu.window_ns, a.gpu.window_ns)) in c.verdict_reason
     # without GPU operations on a side, the span decides
     c = compare(b.model_copy(update={"gpu": b.gpu.model_copy(update={"window_ns": 0})}), a)
-    assert c.verdict_basis == "span" and "from 100.000 ms to 130.000 ms (+30.0 %)" in c.verdict_reason
+    assert c.verdict_basis == "span" and "from 100 ms to 130 ms (+30.0 %)" in c.verdict_reason
 
 
 def test_percentages_from_zero_are_capped() -> None:

@@ -33,7 +33,9 @@ def test_each_format_shows_the_findings(doc: dict[str, Any], fmt: str) -> None:
     assert "--no-llm" in out or "rules_only" in out   # rules only is said
     if fmt != "json":
         assert "Primary bottleneck" in out
-        assert "nsys/base/api_calls.sql" in out     # a cited value traced to its query file
+        # a cited value traced to its query file: in the text report only with --evidence (issue 29, item 3)
+        assert "nsys/base/api_calls.sql" in render(doc, fmt, evidence=True)
+        assert ("nsys/base/api_calls.sql" in out) == (fmt != "text")
         # the gain as an engineer writes it: F = 30 % → 1/0.7 = 1.43×, half removed 1/0.85 = 1.18×
         assert "up to 1.43× faster (−30 % time)" in out and "about 1.18× if half of it is removed" in out
         assert not re.search(r"gains? at most \d", out)

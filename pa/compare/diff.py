@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pa import formatting
 from pa.compare import DEFAULT_NOISE_FLOOR_PCT
 from pa.compare.changes import change, pct_change, significant
 from pa.compare.facets import comparability_warnings, device_changes, iteration_change, verdict
@@ -180,8 +181,9 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
     verdict_, basis, verdict_reason = verdict(by_metric["span"], it, identical, by_metric["gpu window"])
     startup = by_metric["start-up"]
     if basis != "span" and startup.significant and startup.before is not None and startup.after is not None:
-        verdict_reason += (f" Start-up (to the first GPU operation) went from {startup.before / 1e6:.3f} ms to "
-                           f"{startup.after / 1e6:.3f} ms: reported apart, not in the verdict.")
+        first, then = formatting.duration_pair(startup.before, startup.after)
+        verdict_reason += (f" Start-up (to the first GPU operation) went from {first} to {then}: reported apart, "
+                           "not in the verdict.")
     comp = Comparison(
         before=CaptureRef(file_name=before.profile.file_name, sha256=before.profile.sha256, span_ns=before.span_ns),
         after=CaptureRef(file_name=after.profile.file_name, sha256=after.profile.sha256, span_ns=after.span_ns),

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from pa import formatting
 from pa.compare.changes import change
 from pa.compare.model import Change, DeviceComparison, IterationComparison
 from pa.metrics.model import DeviceSummary, ProfileSummary
@@ -68,7 +69,7 @@ def verdict(span: Change, it: IterationComparison | None, identical: bool,
         basis, c, what = "span", span, "span (first to last event)"
     if identical or c.before is None or c.after is None or c.delta is None:
         return "within_noise", basis, "The captures are identical." if identical else f"The {what} is unknown."
-    before, after = f"{c.before / 1e6:.3f} ms", f"{c.after / 1e6:.3f} ms"
+    before, after = formatting.duration_pair(c.before, c.after)   # was '39525.712 ms' (issue 30)
     pct = f"{c.delta_pct:+.1f} %" if c.delta_pct is not None else (c.note or "")
     if not c.significant:
         return "within_noise", basis, f"The {what} is the same within the noise floor: {before} → {after}."

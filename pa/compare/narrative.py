@@ -8,6 +8,7 @@ replaced by the change's note ("new", "from ~0").
 
 from __future__ import annotations
 
+from pa import formatting
 from pa.compare.model import Comparison
 
 TOP_KEYS = 5
@@ -15,10 +16,9 @@ _T = {
     "identical": "The two captures are identical (same sha256); there is nothing to compare.",
     "noise": "No change exceeds the {floor:g} % noise floor: the runs are the same within measurement noise.",
     "verdict": "Verdict: {verdict}. {reason}",
-    "span": "The run got {dir} by {abs_ms:.3f} ms ({pct}): {before_ms:.3f} ms → {after_ms:.3f} ms.",
-    "iter": "Iterations ({name!r}, {nb} in BEFORE, {na} in AFTER): median {before_ms:.3f} ms → {after_ms:.3f} ms "
-            "({pct}){noise}.",
-    "key": "{what}{phase}: {before_ms:.3f} ms → {after_ms:.3f} ms ({delta_ms:+.3f} ms{pct}).",
+    "span": "The run got {dir} by {delta} ({pct}): {before} → {after}.",
+    "iter": "Iterations ({name!r}, {nb} in BEFORE, {na} in AFTER): median {before} → {after} ({pct}){noise}.",
+    "key": "{what}{phase}: {before} → {after} ({delta}{pct}).",
     "new": "{n} kernel(s) appear only in AFTER, {m} only in BEFORE.",
     "mode": "Compared {mode_text} ({reason}).",
     "appeared": "Finding {rule} ({title}) appeared in AFTER{frac}.",
@@ -27,8 +27,10 @@ _T = {
 }
 
 
-def _ms(ns: float) -> float:
-    return ns / 1e6
+def _pair(before: float, after: float) -> dict[str, str]:
+    """The two durations of a sentence (pa.formatting: units, separators, digits that tell them apart)."""
+    b, a = formatting.duration_pair(before, after)
+    return {"before": b, "after": a}
 
 
 def _pct(pct: float | None, note: str | None) -> str:
@@ -47,13 +49,13 @@ def narrate(c: Comparison) -> list[str]:
         out.append(_T["noise"].format(floor=c.noise_floor_pct))
     span = next(x for x in c.overview if x.metric == "span")
     if span.significant and span.delta is not None and span.before is not None and span.after is not None:
-        out.append(_T["span"].format(dir="faster" if span.delta < 0 else "slower", abs_ms=_ms(abs(span.delta)),
-                                     pct=_pct(span.delta_pct, span.note), before_ms=_ms(span.before),
-                                     after_ms=_ms(span.after)))
+        out.append(_T["span"].format(dir="faster" if span.delta < 0 else "slower",
+                                     delta=formatting.duration(abs(span.delta)), pct=_pct(span.delta_pct, span.note),
+                                     **_pair(span.before, span.after)))
     it = c.iterations
     if it is not None and it.median.before is not None and it.median.after is not None:
-        out.append(_T["iter"].format(name=it.name, nb=it.before_count, na=it.after_count,
-                                     before_ms=_ms(it.median.before), after_ms=_ms(it.median.after),
+        out.append(_T["iter"].format(name=it.name, nb=formatting.count(it.before_count),
+                                     na=formatting.count(it.after_count), **_pair(it.median.before, it.median.after),
                                      pct=_pct(it.median.delta_pct, it.median.note),
                                      noise="" if it.median.significant else ", within noise"))
     out.append(_T["mode"].format(mode_text="phase by phase" if c.mode == "per_phase" else "the whole run",
@@ -62,12 +64,12 @@ def narrate(c: Comparison) -> list[str]:
         pct = f", {_pct(k.delta_pct, k.note)}" if k.delta_pct is not None or k.note else ""
         phase = f" in phase {k.phase}" if k.phase else ""
         out.append(_T["key"].format(what=k.what[0].upper() + k.what[1:], phase=phase,
-                                    before_ms=_ms(k.before_ns), after_ms=_ms(k.after_ns),
-                                    delta_ms=_ms(k.delta_ns), pct=pct))
+                                    **_pair(k.before_ns, k.after_ns), delta=formatting.signed_duration(k.delta_ns),
+                                    pct=pct))
     new = sum(1 for k in c.kernels if k.status == "new")
     gone = sum(1 for k in c.kernels if k.status == "vanished")
     if new or gone:
-        out.append(_T["new"].format(n=new, m=gone))
+        out.append(_T["new"].format(n=formatting.count(new), m=formatting.count(gone)))
     for h in c.hypotheses or []:
         if h.status == "unchanged":
             continue

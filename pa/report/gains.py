@@ -14,20 +14,22 @@ of it is removed; 1.03× over this capture".
 
 from __future__ import annotations
 
+from pa import formatting
+
 
 def factor_text(speedup_pct: float) -> str:
-    """A speedup percentage as a factor: 56 → '1.56×', 3240 → '33.4×'."""
+    """A speedup percentage as a factor: 56 → '1.56×', 3240 → '33.4×', 123400 → '1,235×' (never '1.24e+03×')."""
     factor = 1.0 + speedup_pct / 100.0
-    return f"{factor:.2f}×" if factor < 10 else f"{factor:.3g}×"
+    return f"{factor:.2f}×" if factor < 10 else f"{formatting.number(factor)}×"
 
 
 def percent_text(pct: float) -> str:
-    """A share that stays readable when small: 36 → '36 %', 2.3 → '2.3 %', 0.04 → '0.04 %'."""
+    """A share that stays readable when small: 36 → '36 %', 2.3 → '2.3 %', 0.04 → '0.04 %', 2e-5 → '0.00002 %'."""
     if pct >= 10:
         return f"{pct:.0f} %"
     if pct >= 1:
         return f"{pct:.1f} %"
-    return f"{pct:.2g} %"
+    return f"{formatting.number(pct, 2)} %"
 
 
 def gain_text(claim: str | None, fraction_pct: float | None, lower_pct: float | None,

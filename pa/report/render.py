@@ -39,6 +39,7 @@ from pa.inputs import read_text_file
 from pa.paths import data_dir
 from pa.report.charts import all_charts
 from pa.report.gains import factor_text, gain_text
+from pa.report.terminal import shorten_names, wrap_text
 
 TEMPLATES = {"text": "report.txt.j2", "markdown": "report.md.j2", "html": "report.html.j2"}
 FORMATS = (*TEMPLATES, "json")
@@ -80,6 +81,14 @@ CAUSE_NAMES = {"cpu_stall": "host work", "sync": "sync round trips", "copy_wait"
                "launch": "launch calls", "alloc": "alloc/free", "compile": "module loading/JIT", "mpi": "MPI",
                "dispatch": "per-op dispatch", "overhead": "profiler overhead",
                "unknown": "host not captured"}
+
+
+def _short_names(names: Any, width: int = 34) -> list[str]:
+    """Names shortened together to `width` cells, in the middle, still distinct (pa.report.terminal).
+
+    A site template's width is data: anything below one cell is one cell.
+    """
+    return shorten_names([str(n) for n in names], max(int(width), 1))
 
 
 def fmt_causes(by_cause: dict[str, int] | None) -> str:
@@ -202,7 +211,8 @@ def _new_env(templates_dir: Path | None, color: bool) -> jinja2.Environment:
     env = sandbox.sandbox(loader=_SafeLoader(paths), autoescape=_autoescape, trim_blocks=True,
                           lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(ns=fmt_ns, pct=fmt_pct, frac=fmt_frac, bytes=fmt_bytes, num=fmt_num, gain=fmt_gain,
-                       factor=fmt_factor, causes=fmt_causes, md=md_cell, code=md_code, style=_style_filter(color))
+                       factor=fmt_factor, causes=fmt_causes, md=md_cell, code=md_code, style=_style_filter(color),
+                       short_names=_short_names)
     return env
 
 
@@ -243,8 +253,15 @@ def render_template(name: str, context: dict[str, Any], templates_dir: Path | No
         raise InternalError(f"bug in bundled template {Path(where).name}: {sandbox.describe(exc)}") from exc
 
 
-def render(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None, color: bool = False) -> str:
-    """Render a validated report document in `fmt` (text, markdown, html or json)."""
+def render(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None, color: bool = False,
+           evidence: bool = False, width: int | None = None) -> str:
+    """Render a validated report document in `fmt` (text, markdown, html or json).
+
+    Text only: `evidence` shows the values (metric paths, query files) under each evidence sentence,
+    which the terminal view leaves to `--evidence` (issue 29: the reading first, the audit trail on
+    request; JSON, Markdown and HTML always hold it); `width` wraps the lines to a terminal's width
+    between words, never inside a number (None: lines as long as they are, for a file or a pipe).
+    """
     if fmt == "json":
         return escape_json_controls(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
     if fmt not in TEMPLATES:
@@ -253,5 +270,6 @@ def render(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None, col
         check_templates_dir(templates_dir)
     safe = escape_controls_deep(doc, keep_layout=True)
     charts = all_charts(safe) if fmt == "html" else {}
-    return render_template(TEMPLATES[fmt], {"report": safe, "charts": charts}, templates_dir,
-                           color=color and fmt == "text")
+    text = render_template(TEMPLATES[fmt], {"report": safe, "charts": charts, "evidence": evidence},
+                           templates_dir, color=color and fmt == "text")
+    return wrap_text(text, width) if fmt == "text" else text
