@@ -65,13 +65,13 @@ def mcp(roots: tuple[Path, ...], redact: bool, timeout_s: float, max_result_byte
     # The SQL limits and redaction of the LLM stage's settings (pa.toml [llm], an untrusted project file only
     # tightening them), so `query` is bounded as the model's sql_query is; the flags win.
     from pa.llm.providers import load_settings
+    from pa.llm.sql_tool import SqlLimits
 
     llm = load_settings({"config": click.get_current_context().find_root().obj, "redact": redact or None,
                          "sql_time_limit_s": sql_time_limit_s})
     bounds = Bounds(roots=tuple(roots) or (Path.cwd(),), roots_explicit=bool(roots), redact=llm.redact,
-                    timeout_s=timeout_s, max_result_bytes=max_result_bytes, sql_time_limit_s=llm.sql_time_limit_s,
-                    sql_max_rows=llm.sql_max_rows, sql_max_bytes=llm.sql_max_bytes,
-                    max_string_chars=llm.max_string_chars)
+                    timeout_s=timeout_s, max_result_bytes=max_result_bytes,
+                    sql=SqlLimits(llm.sql_time_limit_s, llm.sql_max_rows, llm.sql_max_bytes, llm.max_string_chars))
     if http is None:
         serve_stdio(Workspace(bounds))
         return
