@@ -14,8 +14,11 @@ flag always overrides the file.
 from __future__ import annotations
 
 import atexit
+import errno
 import gc
 import importlib
+import os
+import sys
 from pathlib import Path
 
 import click
@@ -40,6 +43,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "Summarise PROFILE(s) offline: kernels, copies, idle gaps, sync, streams, markers, MPI."),
 }
 HIDDEN = frozenset({"schema"})
+# Other spellings a command answers to (hidden from the list): the help says "Analyse".
+ALIASES = {"analyse": "analyze", "summarise": "summary", "summarize": "summary"}
 
 
 class LazyGroup(click.Group):
@@ -50,14 +55,37 @@ class LazyGroup(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        """Import and return the command `cmd_name`, or None for an unknown name."""
-        spec = COMMANDS.get(cmd_name)
+        """Import and return the command `cmd_name` (or an alias of it), or None for an unknown name."""
+        spec = COMMANDS.get(ALIASES.get(cmd_name, cmd_name))
         if spec is None:
             return None
         module, attr = spec[0].split(":")
         cmd = getattr(importlib.import_module(module), attr)
         assert isinstance(cmd, click.Command)
         return cmd
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command named by args[0]; an unknown name fails with the nearest command, as git does."""
+        name = args[0] if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            import difflib
+
+            known = [c for c in COMMANDS if c not in HIDDEN] + list(ALIASES)
+            near = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+            hint = f" Did you mean '{ALIASES.get(near[0], near[0])}'?" if near else ""
+            ctx.fail(f"No such command '{name}'.{hint}")
+        return super().resolve_command(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; a reader that closed the pipe (`pa summary X | head`) is no failure: exit 0."""
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            _silence_stdout()
+            ctx.exit(0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List the commands with their short help from COMMANDS, without importing them."""
@@ -94,6 +122,16 @@ def main(ctx: click.Context, config_file: Path | None) -> None:
     ctx.default_map = default_map(config)
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that nothing left in its buffer fails again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):   # no file descriptor (a test's captured stdout)
+        pass
+
+
 def run() -> None:
     """The `pa` executable (and `python -m pa.cli`): main() in a process that ends with the command.
 
@@ -106,7 +144,15 @@ def run() -> None:
     keeps its collector as it was.
     """
     atexit.register(gc.freeze)
-    main()
+    try:
+        main()
+    except SystemExit as exc:
+        # Output still buffered when the command returned meets a closed pipe here, at the last flush.
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+        raise SystemExit(exc.code) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

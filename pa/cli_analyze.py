@@ -18,14 +18,18 @@ import click
 from click.core import ParameterSource
 
 from pa.cli_options import (
+    color_option,
     format_option,
+    json_format,
+    json_option,
     keep_paths_option,
     output_option,
     queries_option,
     rules_option,
     templates_option,
+    use_color,
 )
-from pa.cli_output import check_log_file, plan_output, write_output
+from pa.cli_output import check_log_file, plan_output, write_output, wrote
 from pa.cli_ranks import progress_bar, rank_options, working_on
 from pa.errors import UserError, one_line_errors
 from pa.llm.cli_options import llm_cli_options
@@ -57,6 +61,8 @@ def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") 
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
 @format_option
 @output_option
+@json_option
+@color_option
 @rules_option
 @queries_option
 @templates_option
@@ -75,7 +81,8 @@ def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") 
 @llm_cli_options
 @rank_options
 @one_line_errors
-def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, site_packs: tuple[Path, ...],
+def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, as_json: bool, color: str,
+            site_packs: tuple[Path, ...],
             query_dirs: tuple[Path, ...], templates_dir: Path | None, keep_paths: bool, judge: str, evidence: bool,
             no_llm: bool,
             model: str | None,
@@ -96,7 +103,10 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
     # LLM spend): where the report goes (an input or its sidecar first: `-o p.sqlite` is refused as
     # the profile, not as an unknown format), and the site templates it will be rendered with.
     plan_output(output, "", inputs=[*files, *site_packs])
-    if click.get_current_context().get_parameter_source("fmt") == ParameterSource.DEFAULT_MAP:
+    source = click.get_current_context().get_parameter_source("fmt")
+    if as_json:   # --json is -f json; a format from pa.toml gives way to it
+        fmt = choose_format(json_format(fmt if source == ParameterSource.COMMANDLINE else None, as_json), output)
+    elif source == ParameterSource.DEFAULT_MAP:
         fmt = choose_format(None, output, fallback=fmt or "text")   # pa.toml's format: -o's extension wins
     else:
         fmt = choose_format(fmt, output)
@@ -116,12 +126,14 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, si
         doc = pipeline.analyze(files, request, progress)
     # On a terminal the text wraps between words at its width (never inside a number); a file keeps whole lines.
     width = shutil.get_terminal_size().columns if is_tty else None
-    text = pipeline.render_report(doc, fmt, templates_dir=templates_dir, color=is_tty, evidence=evidence, width=width)
+    colored = use_color(color, is_tty)
+    text = pipeline.render_report(doc, fmt, templates_dir=templates_dir, color=colored, evidence=evidence,
+                                  width=width)
     if out.path is None:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=colored)   # click would strip the styles off a pipe
         return
     write_output(out, text)
-    click.echo(f"wrote {out.path.name if not keep_paths else out.path} ({fmt})", err=True)
+    click.echo(wrote(out, fmt, keep_paths), err=True)
 
 
 @click.command("schema", hidden=True)

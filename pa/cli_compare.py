@@ -14,6 +14,7 @@ import click
 
 from pa.cli_options import (
     format_option,
+    json_option,
     max_phases_option,
     noise_floor_option,
     output_option,
@@ -32,7 +33,7 @@ FAIL_EXIT_CODE = 1
 @click.argument("after", type=click.Path(path_type=Path))
 @format_option
 @output_option
-@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@json_option
 @noise_floor_option
 @max_phases_option
 @queries_option
@@ -62,11 +63,12 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
     """
     from pa import pipeline
     from pa.cli_analyze import choose_format
-    from pa.cli_output import check_log_file, plan_output, write_output
+    from pa.cli_options import json_format
+    from pa.cli_output import check_log_file, plan_output, write_output, wrote
     from pa.compare.render import TEMPLATES
     from pa.report.render import EXTENSIONS, check_templates_dir
 
-    fmt = "json" if as_json and fmt is None else choose_format(fmt, output)
+    fmt = choose_format(json_format(fmt, as_json), output)
     out = plan_output(output, EXTENSIONS[fmt], inputs=[before, after])   # before any analysis or LLM spend
     check_log_file("--log", llm_extra.get("log"), inputs=[before, after])
     if templates_dir is not None:
@@ -81,7 +83,7 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
         click.echo(text, nl=not text.endswith("\n"))
     else:
         write_output(out, text)
-        click.echo(f"wrote {out.path.name} ({fmt})", err=True)
+        click.echo(wrote(out, fmt), err=True)
     if fail_on is not None and doc["verdict"] in FAIL_ON[fail_on]:
         click.echo(f"pa: verdict {doc['verdict']} matches --fail-on {fail_on}: exit {FAIL_EXIT_CODE}", err=True)
         raise SystemExit(FAIL_EXIT_CODE)

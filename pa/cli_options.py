@@ -36,6 +36,35 @@ output_option = click.option(
     "-o", "--output", type=click.Path(path_type=Path), default=None,
     help="Write to FILE (the format's extension is added when FILE has none; - is standard output).")
 
+json_option = click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+
+color_option = click.option(
+    "--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+    help="Colour: auto (on a terminal, unless $NO_COLOR is set; $FORCE_COLOR forces it), always or never.")
+
+
+def use_color(choice: str, is_tty: bool) -> bool:
+    """Whether to colour the output: --color, then $NO_COLOR / $FORCE_COLOR (no-color.org), then the terminal."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return is_tty
+
+
+def json_format(fmt: str | None, as_json: bool) -> str | None:
+    """The format `-f` and `--json` ask for together (--json is -f json); a contradiction is a bad input."""
+    from pa.errors import UserError
+
+    if not as_json:
+        return fmt
+    if fmt not in (None, "json"):
+        raise UserError(f"--json and --format {fmt} disagree: give one of them")
+    return "json"
+
+
 rules_option = click.option(
     "--rules", "site_packs", multiple=True, type=click.Path(path_type=Path),
     help="Site rule pack (YAML), applied after the built-in packs; repeatable, in order.")

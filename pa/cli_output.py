@@ -68,6 +68,13 @@ def plan_output(output: Path | None, extension: str, inputs: Sequence[Path] = ()
     return Output(path)
 
 
+def wrote(out: Output, fmt: str, keep_paths: bool = False) -> str:
+    """The one line on stderr after `-o`: the file's name (its path with --keep-paths; a device's path always)."""
+    assert out.path is not None
+    shown = out.path if keep_paths or out.direct else out.path.name
+    return f"wrote {shown} ({fmt})"
+
+
 def check_log_file(flag: str, path: Path | None, inputs: Sequence[Path] = ()) -> None:
     """Check a file pa appends to (--log, --transcript) before any work, as strictly as `-o`.
 

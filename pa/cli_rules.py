@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from pa.cli_options import queries_option, rules_option
-from pa.errors import one_line_errors
+from pa.errors import UserError, closest, one_line_errors
 
 # A plain Group object (not a decorated function) so its type is known across the import cycle
 # with pa.cli, which registers it.
@@ -40,12 +40,11 @@ def show(rule_id: str, site_packs: tuple[Path, ...]) -> None:
     """Show one rule as the engine sees it after layering, with the params it uses."""
     import yaml
 
-    from pa.errors import UserError
     from pa.rules.engine import load_ruleset
 
     rs = load_ruleset(site_packs)
     if rule_id not in rs.rules:
-        raise UserError(f"unknown rule {rule_id!r}; known: {', '.join(sorted(rs.rules))}")
+        raise UserError(f"unknown rule {rule_id!r}; {closest(rule_id, rs.rules, '`pa rules list` lists them')}")
     r = rs.rules[rule_id]
     _echo(f"# from {r.pack}" + (f" (disabled by {rs.disabled[r.id]})" if r.id in rs.disabled else ""))
     _echo(f"# claim: {r.claim}")
@@ -142,13 +141,12 @@ def validate(files: tuple[Path, ...], profile: Path | None, query_dirs: tuple[Pa
 def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: bool,
             query_dirs: tuple[Path, ...]) -> None:
     """Say why RULE_ID did or did not fire on PROFILE, with the values it saw."""
-    from pa.errors import UserError
     from pa.metrics.summarize import summarize
     from pa.rules.engine import evaluate, load_ruleset
 
     rs = load_ruleset(site_packs)
     if rule_id not in rs.rules:
-        raise UserError(f"unknown rule {rule_id!r}; known: {', '.join(sorted(rs.rules))}")
+        raise UserError(f"unknown rule {rule_id!r}; {closest(rule_id, rs.rules, '`pa rules list` lists them')}")
     # the summary as pa analyze computes it with these packs (marker names, analysis thresholds)
     result = evaluate(summarize(profile, marker_naming=rs.marker_naming, thresholds=rs.thresholds,
                                 query_dirs=query_dirs), rs)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from pa.cli_options import keep_paths_option, queries_option
+from pa.cli_options import color_option, json_format, keep_paths_option, output_option, queries_option, use_color
 from pa.cli_ranks import rank_options
 from pa.controls import escape_json_controls
 from pa.errors import one_line_errors
@@ -16,43 +16,64 @@ from pa.pipeline import RunOptions
 
 @click.command()
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the ProfileSummary as JSON (several ranks: per-rank summaries and cross-rank facts).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default=None,
+              help="text (the tables) or json (the ProfileSummary; several ranks: per-rank summaries and "
+                   "cross-rank facts). Default: from -o's extension (.json), else text.")
+@output_option
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@color_option
 @click.option("--wide", is_flag=True,
               help="Every column (std, grid, block, wave fill, ...) and whole names, however wide the terminal.")
 @keep_paths_option
 @queries_option
 @rank_options
 @one_line_errors
-def summary(profiles: tuple[Path, ...], as_json: bool, wide: bool, keep_paths: bool, query_dirs: tuple[Path, ...],
-            run: RunOptions) -> None:
+def summary(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, as_json: bool, color: str, wide: bool,
+            keep_paths: bool, query_dirs: tuple[Path, ...], run: RunOptions) -> None:
     """Summarise PROFILE(s) offline: kernels, copies, idle gaps, sync, streams, markers, MPI.
 
     Several files, or a directory of rank files (report.*.sqlite, rank_*.db), are one multi-rank run:
     the per-rank table and the cross-rank facts (straggler, imbalance, collective skew) are printed.
     The tables fit the terminal: optional columns leave on a narrow one (--wide brings them back).
     """
+    import sys
+
+    from pa.cli_analyze import choose_format
+    from pa.cli_output import plan_output, write_output, wrote
     from pa.cli_ranks import progress_bar, working_on
     from pa.pipeline import expand_profiles, summarize_run
 
     files = expand_profiles(profiles)
+    fmt = choose_format(json_format(fmt, as_json), output)
+    if fmt not in ("text", "json"):
+        raise click.BadParameter(f"pa summary writes text or json, not {fmt}", param_hint="-o/--format")
+    out = plan_output(output, ".json" if fmt == "json" else ".txt", inputs=files)   # before any work
     with progress_bar(len(files)) as progress, working_on(files[0] if len(files) == 1 else None):
         stage1 = summarize_run(files, options=replace(run, keep_paths=keep_paths, query_dirs=query_dirs, steady=False),
                                progress=progress)
-    if stage1.cross is None or stage1.rank_set is None:
-        if as_json:
-            click.echo(escape_json_controls(stage1.main.model_dump_json(indent=2)))
+    if fmt == "json":
+        if stage1.cross is None or stage1.rank_set is None:
+            text = stage1.main.model_dump_json(indent=2)
         else:
-            from pa.summary_render import print_summary  # rich loads only for the table view
+            from pa.ranks.model import MultiRankSummary, RankSummary
 
-            print_summary(stage1.main, wide=wide)
-        return
-    from pa.ranks.model import MultiRankSummary, RankSummary
-    from pa.summary_render import print_rank_summary
-
-    if as_json:
-        doc = MultiRankSummary(ranks=[RankSummary(rank=r.rank, rank_source=r.rank_source, summary=r.summary)
-                                      for r in stage1.rank_set.ranks], cross_rank=stage1.cross)
-        click.echo(escape_json_controls(doc.model_dump_json(indent=2)))
+            text = MultiRankSummary(ranks=[RankSummary(rank=r.rank, rank_source=r.rank_source, summary=r.summary)
+                                           for r in stage1.rank_set.ranks], cross_rank=stage1.cross
+                                    ).model_dump_json(indent=2)
+        text = escape_json_controls(text) + "\n"
     else:
-        print_rank_summary(stage1.cross, wide=wide)
+        from pa.summary_render import output_console, print_rank_summary, print_summary  # rich: tables only
+
+        console = output_console(use_color(color, out.is_stdout and sys.stdout.isatty()), to_file=not out.is_stdout)
+        if stage1.cross is None or stage1.rank_set is None:
+            print_summary(stage1.main, console=console, wide=wide)
+        else:
+            print_rank_summary(stage1.cross, console=console, wide=wide)
+        if out.is_stdout:
+            return
+        text = console.export_text()
+    if out.is_stdout:
+        click.echo(text, nl=False)
+        return
+    write_output(out, text)
+    click.echo(wrote(out, fmt, keep_paths), err=True)

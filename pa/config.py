@@ -45,7 +45,7 @@ from typing import Any
 
 import tomllib
 
-from pa.errors import UserError
+from pa.errors import UserError, closest
 
 CONFIG_NAME = "pa.toml"
 MAX_CONFIG_BYTES = 1 << 20
@@ -275,8 +275,8 @@ def parse_config(path: Path) -> Config:
             continue
         setting = BY_KEY.get(key)
         if setting is None:
-            known = ", ".join([*BY_KEY, "[llm]"])
-            raise UserError(f"{path}: unknown key {key!r} (known: {known})")
+            raise UserError(f"{path}: unknown key {key!r}; "
+                            f"{closest(key, [*BY_KEY, 'llm'], '`pa config show` lists the keys')}")
         values[key] = _value(path, setting, val)
     return Config(path=path, values=values, llm=llm)
 
@@ -311,7 +311,7 @@ def _value(path: Path, s: Setting, val: Any) -> Any:
 def _llm_value(path: Path, key: str, val: Any) -> Any:
     typ = LLM_KEYS.get(key)
     if typ is None:
-        raise UserError(f"{path}: unknown key 'llm.{key}' (known: {', '.join(LLM_KEYS)})")
+        raise UserError(f"{path}: unknown key 'llm.{key}'; {closest(key, LLM_KEYS, 'docs/llm.md lists them')}")
     if typ is float and isinstance(val, int) and not isinstance(val, bool):
         val = float(val)
     if not isinstance(val, typ) or (typ is int and isinstance(val, bool)):

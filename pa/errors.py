@@ -15,7 +15,7 @@ import functools
 import os
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import click
@@ -46,6 +46,23 @@ class InternalError(PaError):
 def _fail(message: str, code: int) -> None:
     click.echo("pa: " + escape_controls(message), err=True)
     sys.exit(code)
+
+
+def closest(name: str, known: Iterable[str], listing: str = "") -> str:
+    """How an error names the right spelling: the nearest few, else the whole list when short, else `listing`.
+
+    A list of 31 rule ids or 43 params after a typo buries the one the user meant ("did you mean
+    GPU-IDLE-001?" is what git and pip say).
+    """
+    import difflib
+
+    names = sorted(set(known))
+    near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if near:
+        return "did you mean " + " or ".join(near) + "?"
+    if len(names) <= 8 or not listing:
+        return "known: " + ", ".join(names)
+    return listing
 
 
 def one_line_errors(func: F) -> F:

@@ -15,6 +15,8 @@ stay distinguishable; the lines between the tables wrap between words, never ins
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -61,18 +63,43 @@ def _of_peak(pct: float | None) -> str:
 PIPE_WIDTH = 1000   # columns when stdout is not a terminal: a file or a pipe gets whole rows
 
 
-def output_console() -> Console:
+class _Console(Console):
+    """A rich console whose reader may go away: a closed pipe (`pa summary X | head`) ends pa with 0, as git does.
+
+    rich's own answer to a broken pipe is exit status 1; the rest of the output has nowhere to go,
+    which is no failure of pa's.
+    """
+
+    def on_broken_pipe(self) -> None:
+        """Send what is left to /dev/null and end with 0 (rich's default ends with 1)."""
+        self.quiet = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        raise SystemExit(0)
+
+
+def output_console(color: bool | None = None, to_file: bool = False) -> Console:
     """The console `pa summary` prints to: the terminal's width, or PIPE_WIDTH when redirected.
 
     rich assumes 80 columns when stdout is not a terminal, which cut kernel names and table rows
     in `pa summary > file` and `pa summary | grep`; a redirected table keeps its natural width.
-    Without colours (no terminal and no FORCE_COLOR) rich's number and string highlighting styles
-    text no one sees: it is turned off there, the same characters out and ~5 ms less start-up.
+    Without colours rich's number and string highlighting styles text no one sees: it is turned off
+    there, the same characters out and ~5 ms less start-up. `color`: pa's --color decision (None:
+    rich's own, from the terminal and $NO_COLOR / $FORCE_COLOR). `to_file`: record the output for
+    `-o` instead of printing it (Console.export_text), at PIPE_WIDTH and without colour.
     """
-    if sys.stdout.isatty():
-        return Console()
-    console = Console(width=PIPE_WIDTH)
-    return console if console.color_system is not None else Console(width=PIPE_WIDTH, highlight=False)
+    if to_file:
+        return _Console(width=PIPE_WIDTH, highlight=False, no_color=True, record=True, file=io.StringIO())
+    width = None if sys.stdout.isatty() else PIPE_WIDTH
+    if color is False:
+        return _Console(width=width, highlight=False, no_color=True)
+    if color is True:
+        return _Console(width=width, force_terminal=True)
+    console = _Console(width=width)
+    return console if console.color_system is not None else _Console(width=width, highlight=False)
 
 
 class _Out:

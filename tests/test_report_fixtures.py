@@ -34,8 +34,8 @@ HOSTILE = "k<script>alert(1)</script>|pipe"
 
 def make_summary(file_name: str = "app.sqlite", span: int = SPAN, rank: int | None = None,
                  path: str | None = None) -> ProfileSummary:
-    buckets = [GapBucket(label="<10us", lower_ns=0, upper_ns=10_000, count=40, total_ns=200_000),
-               GapBucket(label="10us-1ms", lower_ns=10_000, upper_ns=1_000_000, count=12, total_ns=3_000_000),
+    buckets = [GapBucket(label="<10 µs", lower_ns=0, upper_ns=10_000, count=40, total_ns=200_000),
+               GapBucket(label="10 µs–1 ms", lower_ns=10_000, upper_ns=1_000_000, count=12, total_ns=3_000_000),
                GapBucket(label=">1ms", lower_ns=1_000_000, upper_ns=None, count=3, total_ns=90_000_000)]
     gaps = [DeviceGaps(device=d, window_ns=span - 150_000_000, busy_ns=600_000_000,
                        idle_ns=span - 150_000_000 - 600_000_000, gap_count=55, leading_idle_ns=100_000_000,

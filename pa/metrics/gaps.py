@@ -90,12 +90,12 @@ _CODE = {c: i for i, c in enumerate(GAP_CAUSES)}
 
 # Idle-gap histogram buckets, ns: <10 µs, 10–100 µs, 100 µs–1 ms, 1–10 ms, 10–100 ms, >100 ms.
 GAP_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
-    ("<10us", 0, 10_000),
-    ("10-100us", 10_000, 100_000),
-    ("100us-1ms", 100_000, 1_000_000),
-    ("1-10ms", 1_000_000, 10_000_000),
-    ("10-100ms", 10_000_000, 100_000_000),
-    (">100ms", 100_000_000, None),
+    ("<10 µs", 0, 10_000),
+    ("10–100 µs", 10_000, 100_000),
+    ("100 µs–1 ms", 100_000, 1_000_000),
+    ("1–10 ms", 1_000_000, 10_000_000),
+    ("10–100 ms", 10_000_000, 100_000_000),
+    (">100 ms", 100_000_000, None),
 )
 LARGEST_GAPS = 10
 # Shorter than this, a gap with no host call in it is the device's own latency between operations the

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pa.errors import closest
 from pa.rules.functions import PER_RECORD, ExprError, function_table, items
 
 MAX_SOURCE_CHARS = 4000
@@ -148,7 +149,7 @@ def compile_expr(source: str | int | float | bool) -> Expr:
             if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
                 fname = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
                 raise ExprError(f"unknown function {fname!r} in {source!r}; "
-                                f"allowed: {', '.join(sorted(FUNCTIONS))}")
+                                f"{closest(fname, FUNCTIONS, '`pa rules functions` lists them')}")
             if node.keywords:
                 raise ExprError(f"keyword arguments are not allowed in {source!r}")
             if node.func.id in _PER_RECORD and (

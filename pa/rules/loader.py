@@ -35,7 +35,7 @@ import jsonschema
 import yaml
 from pydantic import BaseModel
 
-from pa.errors import UserError
+from pa.errors import UserError, closest
 from pa.inputs import read_text_file
 from pa.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
 from pa.metrics.model import ProfileSummary
@@ -418,7 +418,7 @@ def _apply_pack(rs: RuleSet, data: dict[str, Any], display: str, builtin: bool) 
     for name, value in (data.get("override_params") or {}).items():
         if name not in rs.params:
             raise _err(display, None, f"override_params.{name}",
-                       f"unknown param; known: {', '.join(sorted(rs.params))}")
+                       f"unknown param; {closest(name, rs.params, 'docs/rules.md lists them')}")
         old = rs.params[name].value
         if isinstance(old, (int, float)) != isinstance(value, (int, float)):
             raise _err(display, None, f"override_params.{name}",
