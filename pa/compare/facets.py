@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pa.compare.changes import change
 from pa.compare.model import Change, DeviceComparison, IterationComparison
+from pa.metrics.idle import gpu_activity_captured
 from pa.metrics.model import DeviceSummary, ProfileSummary
 
 SAME_APP_MIN_SHARED = 0.2
@@ -75,6 +76,18 @@ def verdict(span: Change, it: IterationComparison | None, identical: bool,
     kind = "regression" if c.delta > 0 else "improvement"
     word = "slower" if c.delta > 0 else "faster"
     return kind, basis, f"AFTER is {word}: the {what} went from {before} to {after} ({pct})."
+
+
+def capture_warnings(b: ProfileSummary, a: ProfileSummary) -> list[str]:
+    """A warning per side that holds no GPU activity records while the other does (pa.compare.diff docs)."""
+    cb, ca = gpu_activity_captured(b), gpu_activity_captured(a)
+    if cb == ca:
+        return []
+    side, s = ("BEFORE", b) if not cb else ("AFTER", a)
+    why = ("the host issued GPU work that the capture holds no record of: GPU tracing was off, filtered or cut"
+           if s.host_side is not None else "no kernel, copy or memset was captured")
+    return [f"{side} ({s.profile.file_name}) holds no GPU activity records ({why}): GPU time, kernels, copies, "
+            "devices and phases are compared only when both captures hold them, and there is no verdict"]
 
 
 def comparability_warnings(b: ProfileSummary, a: ProfileSummary) -> list[str]:
