@@ -177,8 +177,10 @@ def print_rank_summary(cr: CrossRank, console: Console | None = None, top_collec
                   fmt_ns(r.busy_ns), fmt_pct(r.utilization_pct), fmt_ns(r.idle_ns), fmt_ns(r.mpi_ns),
                   fmt_ns(r.collective_wait_ns))
     c.print(t)
+    def rank_or_na(r: int | None) -> str:
+        return "n/a" if r is None else str(r)
     c.print(f"straggler rank: {cr.straggler_rank if cr.straggler_rank is not None else 'n/a (no collectives)'}; "
-            f"most waited on: {cr.most_waited_on_rank}; waits most: {cr.most_waiting_rank}")
+            f"most waited on: {rank_or_na(cr.most_waited_on_rank)}; waits most: {rank_or_na(cr.most_waiting_rank)}")
     c.print(f"imbalance: {_t(cr.imbalance_side)} (kernel time {_imb(cr.compute_imbalance)}, MPI time "
             f"{_imb(cr.communication_imbalance)}, MPI outside collectives {_imb(cr.noncollective_imbalance)}; "
             f"(max − min) / mean)")

@@ -11,7 +11,7 @@
   an improvement, otherwise within noise. A start-up change (time to the first GPU operation) is
   reported apart, in the reason and the overview, never in the verdict.
 - Different applications: less than SAME_APP_MIN_SHARED of either side's kernel time is in kernels
-  (by full name) that the other side also ran. Different GPUs: the used devices' names or recorded
+  (by full name) that the other side also ran (pa.metrics.same_app). Different GPUs: the used devices' names or recorded
   hardware facts (SMs, compute capability, memory) differ, or their number does.
 """
 
@@ -21,8 +21,7 @@ from pa.compare.changes import change
 from pa.compare.model import Change, DeviceComparison, IterationComparison
 from pa.metrics.idle import gpu_activity_captured
 from pa.metrics.model import DeviceSummary, ProfileSummary
-
-SAME_APP_MIN_SHARED = 0.2
+from pa.metrics.same_app import SAME_APP_MIN_SHARED, shared_kernel_fractions
 
 
 def device_changes(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[DeviceComparison]:
@@ -95,12 +94,9 @@ def comparability_warnings(b: ProfileSummary, a: ProfileSummary) -> list[str]:
     out: list[str] = []
     if b.profile.vendor != a.profile.vendor:
         out.append(f"comparing a {b.profile.vendor} capture with a {a.profile.vendor} one")
-    bk = {k.name: k.total_ns for k in b.kernels}
-    ak = {k.name: k.total_ns for k in a.kernels}
-    tb, ta = sum(bk.values()), sum(ak.values())
-    if tb > 0 and ta > 0:
-        shared_b = sum(t for n, t in bk.items() if n in ak) / tb
-        shared_a = sum(t for n, t in ak.items() if n in bk) / ta
+    shares = shared_kernel_fractions(b, a)
+    if shares is not None:
+        shared_b, shared_a = shares
         if min(shared_b, shared_a) < SAME_APP_MIN_SHARED:
             out.append(f"the captures may be different applications: only {100 * shared_b:.0f} % of BEFORE's "
                        f"kernel time and {100 * shared_a:.0f} % of AFTER's is in kernels both ran")
