@@ -321,6 +321,32 @@ def _llm_value(path: Path, key: str, val: Any) -> Any:
     return val
 
 
+def missing_config_path(config: Config, given: Mapping[str, Any]) -> str | None:
+    """The problem with a path a pa.toml gave a command's option, naming the file and the key; None if none.
+
+    `given`: the command's parameters whose value came from the configuration (click's default
+    map), by parameter name. Why here and not where the path is used: there the value is only an
+    option's value, and the error read "--templates …/site-templates: not a directory", a flag the
+    user never typed. Directories (queries, templates) must be directories, rule packs files.
+    """
+    for name, value in given.items():
+        setting = next((st for st in SETTINGS if st.kind in ("path", "paths")
+                        and any(t[-1] == name for t in st.targets)), None)
+        if setting is None or value is None:
+            continue
+        where = config.sources.get(setting.key, config.path)
+        want_dir = setting.key != "rules"
+        for path in (value if isinstance(value, (list, tuple)) else [value]):
+            path = Path(path)
+            if want_dir and not path.is_dir():
+                return (f"{where}: {setting.key} names {path}, which is not a directory; create it, or remove "
+                        f"{setting.key} from that file")
+            if not want_dir and not path.is_file():
+                return (f"{where}: {setting.key} names {path}, which is not a file; write it, or remove it from "
+                        f"{setting.key}")
+    return None
+
+
 def default_map(config: Config) -> dict[str, Any]:
     """Click's default map: for each command (and subcommand) the option defaults the file sets."""
     out: dict[str, Any] = {}

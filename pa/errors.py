@@ -48,6 +48,27 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+def _check_config_paths() -> None:
+    """Stop with one line naming pa.toml and its key when a path it gives this command is missing.
+
+    Here, in the one wrapper every command has, because only the click context knows that a value
+    came from the file (its default map) and not from a flag (pa.config.missing_config_path).
+    """
+    from click.core import ParameterSource
+
+    from pa.config import Config, missing_config_path
+
+    ctx = click.get_current_context(silent=True)
+    config = ctx.find_root().obj if ctx is not None else None
+    if ctx is None or not isinstance(config, Config) or not config.values:
+        return
+    given = {name: value for name, value in ctx.params.items()
+             if ctx.get_parameter_source(name) is ParameterSource.DEFAULT_MAP}
+    problem = missing_config_path(config, given)
+    if problem is not None:
+        raise UserError(problem)
+
+
 def one_line_errors(func: F) -> F:
     """Report any failure as a single stderr line with an exit code (module docs); a broken pipe exits 0.
 
@@ -57,6 +78,7 @@ def one_line_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            _check_config_paths()
             return func(*args, **kwargs)
         except PaError as exc:
             _fail(f"error: {exc}", exc.exit_code)
