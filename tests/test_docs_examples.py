@@ -252,3 +252,48 @@ def test_the_workspace_names_are_the_docs_names() -> None:
                 produced = re.search(rf">\s*\S*{re.escape(word)}|-o\s+{re.escape(word)}|example\s+{re.escape(word)}",
                                      line)
                 assert word in names or produced, f"{b.id}: {word} is not generated for the examples"
+
+
+# --- facts the docs state about the code ----------------------------------------------------------
+
+
+def test_query_sets_page_lists_every_relation_of_the_registry() -> None:
+    """docs/query-sets.md's relation list is the code's registry, no more and no fewer (issue 30.5)."""
+    from pa.profile.canonical import RELATIONS
+
+    page = (ROOT / "docs" / "query-sets.md").read_text(encoding="utf-8")
+    listed = page.split("**canonical relations**", 1)[1].split(". (", 1)[0]
+    assert re.findall(r"`(\w+)`", listed) == list(RELATIONS)
+
+
+def test_findings_chart_axis_is_described_as_drawn() -> None:
+    """docs/report.md said 0–100 %; the chart runs from 0 to the largest claim (pa.report.charts)."""
+    from pa.report.charts import speedup_ranges
+
+    doc = {"hypotheses": [{"id": "H1", "title": "a", "claim": "recoverable", "runtime_fraction_pct": 40.0},
+                          {"id": "H2", "title": "b", "claim": "recoverable", "runtime_fraction_pct": 10.0}]}
+    chart = speedup_ranges(doc)
+    assert chart["max"] == 40.0
+    assert chart["rows"][0]["x"] + chart["rows"][0]["w"] == pytest.approx(chart["width"])   # the largest fills it
+    report_md = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
+    assert "0–100 % time axis" not in report_md and "from 0 to the largest claim" in report_md
+
+
+def test_stale_pointers_are_gone() -> None:
+    """No "issue 7" in a user page, and no "(below)" whose target the page shows above (issue 30.5)."""
+    prc = (ROOT / "docs" / "phases-ranks-compare.md").read_text(encoding="utf-8")
+    assert "issue 7" not in prc
+    rules = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert "`rank_set:` (below)" not in rules and "`phased:` (below)" not in rules
+    assert "GPU-PHASE-001 (below)" not in prc
+
+
+def test_user_guide_says_how_many_largest_gaps_each_output_holds() -> None:
+    """The summary keeps LARGEST_GAPS gaps; the guide said the table lists 10 where it lists 5."""
+    from pa.metrics.gaps import LARGEST_GAPS
+
+    guide = (ROOT / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    row = next(ln for ln in guide.splitlines() if ln.startswith("| idle gaps |"))
+    assert f"the {LARGEST_GAPS} largest kept" in row and "the 5 largest listed in its table" in row
+    src = (ROOT / "pa" / "summary_render.py").read_text(encoding="utf-8")
+    assert "g.largest[:5]" in src    # what `pa summary` prints (a change there must change the guide)
