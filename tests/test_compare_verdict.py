@@ -223,3 +223,20 @@ def test_the_different_applications_warning_comes_before_the_verdict(
     code, out, _ = _run(str(caps["base"]), str(caps["other"]), "--format", fmt)
     assert code == 0
     assert out.index("different applications") < out.index(verdict_mark)
+
+
+ICON_GPU, ICON_CPU = real_nsys_profile("icon_gpu.sqlite"), real_nsys_profile("icon_cpu.sqlite")
+
+
+@needs_real_profile(ICON_GPU, ICON_CPU)
+def test_a_gpu_build_against_its_cpu_build_is_judged_on_the_iterations_both_mark(summary_of: object) -> None:
+    """Issue 30.6's limit: no GPU records on one side leaves the verdict only to what both hold; the
+    ICON GPU and CPU builds both mark 'for_each' iterations, a host-side measure, so it stands."""
+    b, a = summary_of(ICON_GPU), summary_of(ICON_CPU)  # type: ignore[operator]
+    c = compare(b, a)
+    assert c.verdict_basis == "iteration_median" and c.iterations is not None
+    assert (c.iterations.median.before, c.iterations.median.after) == (b.markers.iterations.median_ns,
+                                                                       a.markers.iterations.median_ns)
+    assert c.verdict == ("regression" if a.markers.iterations.median_ns > b.markers.iterations.median_ns
+                         else "improvement")
+    assert c.kernels == [] and any("rests on the iteration range both mark" in w for w in c.warnings)

@@ -10,7 +10,9 @@ Only what both captures hold is compared. When one side holds no GPU activity re
 (pa.metrics.idle.gpu_activity_captured: GPU tracing off, a degraded capture, a CPU-only build), its
 GPU figures are unknown, not 0: the GPU rows of the overview are n/a on that side, kernels, devices
 and phases are not compared, a warning names the side, and there is no verdict (`not_comparable`),
-since the measure the verdict would rest on exists on one side only. Otherwise a capture without GPU
+since the measure the verdict would rest on exists on one side only, unless both captures mark the
+same iteration range: the median iteration, a host-side measure both hold, still decides (a GPU build
+against the CPU build of the same code). Otherwise a capture without GPU
 work would read as "every kernel vanished, GPU idle +39 s, regression".
 """
 
@@ -203,7 +205,7 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
     it, it_reason = iteration_change(before, after, floor)
     by_metric = {c.metric: c for c in ov}
     verdict_, basis, verdict_reason = verdict(by_metric["span"], it, identical, by_metric["gpu window"])
-    if one_lacks and not identical:
+    if one_lacks and not identical and it is None:
         verdict_, basis = "not_comparable", "none"
         verdict_reason = (f"No verdict: {lacking[0]} holds no GPU activity records, so the GPU's active window "
                           "the verdict rests on exists on one side only; only what both captured is compared.")
@@ -219,6 +221,6 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
         overview=ov, kernels=kernels, key_differences=keys, phases=phases,
         devices=[] if one_lacks else device_changes(before, after, floor), iterations=it,
         iterations_reason=it_reason, hypotheses=hyps, narrative=[],
-        warnings=capture_warnings(before, after) + comparability_warnings(before, after))
+        warnings=capture_warnings(before, after, it is not None) + comparability_warnings(before, after))
     comp.narrative = narrate(comp)
     return comp

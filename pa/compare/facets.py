@@ -77,16 +77,20 @@ def verdict(span: Change, it: IterationComparison | None, identical: bool,
     return kind, basis, f"AFTER is {word}: the {what} went from {before} to {after} ({pct})."
 
 
-def capture_warnings(b: ProfileSummary, a: ProfileSummary) -> list[str]:
-    """A warning per side that holds no GPU activity records while the other does (pa.compare.diff docs)."""
+def capture_warnings(b: ProfileSummary, a: ProfileSummary, iterations: bool = False) -> list[str]:
+    """A warning when one side holds no GPU activity records and the other does (pa.compare.diff docs).
+
+    `iterations`: both sides mark the same iteration range, so the verdict rests on it and stands.
+    """
     cb, ca = gpu_activity_captured(b), gpu_activity_captured(a)
     if cb == ca:
         return []
     side, s = ("BEFORE", b) if not cb else ("AFTER", a)
     why = ("the host issued GPU work that the capture holds no record of: GPU tracing was off, filtered or cut"
            if s.host_side is not None else "no kernel, copy or memset was captured")
+    verdict = ("the verdict rests on the iteration range both mark" if iterations else "there is no verdict")
     return [f"{side} ({s.profile.file_name}) holds no GPU activity records ({why}): GPU time, kernels, copies, "
-            "devices and phases are compared only when both captures hold them, and there is no verdict"]
+            f"devices and phases are compared only when both captures hold them, and {verdict}"]
 
 
 def comparability_warnings(b: ProfileSummary, a: ProfileSummary) -> list[str]:

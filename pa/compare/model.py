@@ -10,8 +10,9 @@ The verdict (regression, improvement or within_noise) rests on one measure, name
 verdict_basis: the median time per iteration when both captures mark the same iteration range
 (pa.metrics.iterations), else the GPU's active window (per GPU) when both captures have GPU
 operations, else the span. Start-up (time to the first GPU operation) is compared apart. When one
-capture holds GPU activity records and the other none, there is no verdict (`not_comparable`, basis
-`none`): only what both captured is compared (pa.compare.diff).
+capture holds GPU activity records and the other none, and they mark no common iteration range,
+there is no verdict (`not_comparable`, basis `none`): only what both captured is compared
+(pa.compare.diff).
 `pa compare --fail-on` turns it into an exit code.
 """
 
