@@ -128,6 +128,10 @@ class Config:
     untrusted: Path | None = None                          # a project file read with the limits above
     ignored: tuple[str, ...] = ()
 
+    def missing_path(self, given: Mapping[str, Any]) -> str | None:
+        """A missing path among the option values this configuration gave a command (missing_config_path)."""
+        return missing_config_path(self, given) if self.values else None
+
 
 def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
     """The user's own configuration directory ($XDG_CONFIG_HOME/pa, default ~/.config/pa)."""
