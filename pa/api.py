@@ -45,26 +45,31 @@ def summarize(profile: PathLike, *, max_phases: int = DEFAULT_MAX_PHASES, keep_p
 
 def summarize_ranks(profiles: PathLike | Sequence[PathLike], *, max_phases: int = DEFAULT_MAX_PHASES,
                     workers: int | None = None, primary_rank: int | None = None) -> pipeline.RunSummaries:
-    """Stage 1 of a multi-rank run (several files or a directory of rank files): summaries and cross-rank facts."""
+    """Stage 1 of a multi-rank run (several files or a directory of rank files): summaries and cross-rank facts.
+
+    Calling it says the files are one run's ranks (as `--rank-set` does), so they are taken as one.
+    """
     files = pipeline.expand_profiles(_paths(profiles))
     return pipeline.summarize_run(files, None, pipeline.RunOptions(max_phases=max_phases, workers=workers,
-                                                                   primary_rank=primary_rank))
+                                                                   primary_rank=primary_rank, rank_set=True))
 
 
 def analyze(profiles: PathLike | Sequence[PathLike], *, rules: Sequence[PathLike] = (),
             max_phases: int = DEFAULT_MAX_PHASES, keep_paths: bool = False, workers: int | None = None,
             primary_rank: int | None = None, llm: bool = False, model: str | None = None,
-            base_url: str | None = None) -> dict[str, Any]:
+            base_url: str | None = None, rank_set: bool = False) -> dict[str, Any]:
     """The validated report document of `pa analyze` (schemas/report.schema.json) as a dict.
 
     Rules only unless `llm=True` (then `model`/`base_url` as `pa analyze --model/--base-url`).
+    Several files must be one run's ranks (MPI rank metadata, the same kernels, or `rank_set=True`,
+    as `--rank-set`); unrelated files are a UserError, as on the command line.
     """
     from pa.llm.model import LlmOptions
 
     request = pipeline.AnalyzeRequest(
         site_packs=tuple(Path(r) for r in rules),
         run=pipeline.RunOptions(max_phases=max_phases, keep_paths=keep_paths, workers=workers,
-                                primary_rank=primary_rank),
+                                primary_rank=primary_rank, rank_set=rank_set),
         llm=LlmOptions(enabled=llm, model=model, base_url=base_url),
         command_line=("pa.analyze",))
     return pipeline.analyze(pipeline.expand_profiles(_paths(profiles)), request)

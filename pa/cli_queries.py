@@ -88,9 +88,24 @@ def check(query_dir: Path, profile: Path, query_dirs: tuple[Path, ...]) -> None:
 @queries_option
 @one_line_errors
 def show(relation: str, profile: Path, query_dirs: tuple[Path, ...]) -> None:
-    """Print RELATION's SQL as rendered for PROFILE (its Jinja evaluated), ready for sqlite3."""
+    """Print RELATION's query file as rendered for PROFILE (its Jinja evaluated): header lines, then the SQL.
+
+    Ready for sqlite3, and a starting point for your own query directory: `> site-queries/nsys/3.24/
+    kernels.sql` gives a file `pa queries check` accepts. Which file it came from (the bundled one
+    inside the installed package, or yours) is said on stderr, so the redirected file is only the query.
+    """
     from pa.profile.check import rendered_sql
 
-    file, sql = rendered_sql(profile, relation, query_dirs)
-    click.echo(escape_controls(f"-- {file} rendered for {profile.name}"))
-    click.echo(sql.rstrip() + ";")
+    q = rendered_sql(profile, relation, query_dirs)
+    where = "bundled with pa" if q.path.resolve().is_relative_to(_bundled_root()) else "from your query directory"
+    click.echo(escape_controls(f"pa: {relation} for {profile.name}: {q.display_path} ({where}: {q.path}), "
+                               "rendered for this profile's schema"), err=True)
+    for line in q.text.splitlines():
+        click.echo(escape_controls(line))
+
+
+def _bundled_root() -> Path:
+    """The installed package's query directory (where the bundled query sets live)."""
+    from pa.paths import data_dir
+
+    return data_dir("queries").resolve()

@@ -2,10 +2,11 @@
 
 One definition of each option (STYLE: never the same option in three places):
 
-    @rank_options            # --workers, --executor, --scheduler, --primary-rank, --max-phases
+    @rank_options            # --workers, --executor, --scheduler, --primary-rank, --rank-set, --max-phases
     def cmd(..., run: RunOptions) -> None: ...   # pa.pipeline's Stage 1 options (keep_paths, query_dirs unset)
 
-A run is multi-rank when its PROFILE arguments (directories expanded) name more than one file.
+A run is multi-rank when its PROFILE arguments (directories expanded) name more than one file and
+they are one run's ranks (MPI rank metadata, the same kernels, or --rank-set; pa.ranks.discover).
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def rank_options(func: F) -> F:
     """
 
     @max_phases_option
+    @click.option("--rank-set", is_flag=True,
+                  help="Several files are the ranks of one run, even without MPI rank metadata or shared kernels "
+                       "(by default such files are summarised one by one).")
     @click.option("--primary-rank", type=int, default=None,
                   help="Rank for the detailed analysis (default: the outlier by GPU idle time).")
     @click.option("--scheduler", default=None, metavar="ADDRESS",
@@ -42,11 +46,11 @@ def rank_options(func: F) -> F:
                   help="Processes for Stage 1 of several ranks (default: all cores).")
     @functools.wraps(func)
     def wrapper(*args: Any, workers: int | None, executor: str, scheduler: str | None,
-                primary_rank: int | None, max_phases: int, **kwargs: Any) -> Any:
+                primary_rank: int | None, rank_set: bool, max_phases: int, **kwargs: Any) -> Any:
         if scheduler and executor != "dask":
             raise click.BadParameter("--scheduler needs --executor dask", param_hint="--scheduler")
         opts = RunOptions(workers=workers, executor=executor, scheduler=scheduler,
-                          primary_rank=primary_rank, max_phases=max_phases)
+                          primary_rank=primary_rank, max_phases=max_phases, rank_set=rank_set)
         return func(*args, run=opts, **kwargs)
 
     return wrapper  # type: ignore[return-value]

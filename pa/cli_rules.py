@@ -166,13 +166,21 @@ def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: 
     _echo(f"{rule_id} on {profile.name}: {outcome.status}{reason}")
     _echo(f"  when: {rule.when.source}")
     for n, v in inputs_seen.items():
-        _echo(f"    {n} = {v!r}")
+        _echo(f"    {n} = {_shown(v)}")
     for n, v in outcome.values.items():
-        _echo(f"  {n} = {v!r}")
+        _echo(f"  {n} = {_shown(v)}")
     if hyp:
         _echo(f"  -> {hyp.id} {hyp.title}: {hyp.expected_impact} impact, "
-                   f"fraction {hyp.runtime_fraction_pct}, speedup {hyp.estimated_speedup_pct_lower}"
-                   f"..{hyp.estimated_speedup_pct_upper} %")
+                   f"fraction {_shown(hyp.runtime_fraction_pct)}, speedup {_shown(hyp.estimated_speedup_pct_lower)}"
+                   f"..{_shown(hyp.estimated_speedup_pct_upper)} %")
+
+
+def _shown(v: object) -> str:
+    """A value as `pa rules explain` prints it: Python's repr, but null for "unknown here", never None.
+
+    Why: a reader is not a Python programmer; the JSON output (--json) says null too.
+    """
+    return "null (unknown on this profile)" if v is None else repr(v)
 
 
 def _echo(text: object = "") -> None:

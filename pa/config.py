@@ -128,6 +128,10 @@ class Config:
     untrusted: Path | None = None                          # a project file read with the limits above
     ignored: tuple[str, ...] = ()
 
+    def missing_path(self, given: Mapping[str, Any]) -> str | None:
+        """A missing path among the option values this configuration gave a command (missing_config_path)."""
+        return missing_config_path(self, given) if self.values else None
+
 
 def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
     """The user's own configuration directory ($XDG_CONFIG_HOME/pa, default ~/.config/pa)."""
@@ -319,6 +323,32 @@ def _llm_value(path: Path, key: str, val: Any) -> Any:
     if isinstance(val, (int, float)) and not isinstance(val, bool) and not val > 0:  # also NaN
         raise UserError(f"{path}: llm.{key} must be positive")
     return val
+
+
+def missing_config_path(config: Config, given: Mapping[str, Any]) -> str | None:
+    """The problem with a path a pa.toml gave a command's option, naming the file and the key; None if none.
+
+    `given`: the command's parameters whose value came from the configuration (click's default
+    map), by parameter name. Why here and not where the path is used: there the value is only an
+    option's value, and the error read "--templates …/site-templates: not a directory", a flag the
+    user never typed. Directories (queries, templates) must be directories, rule packs files.
+    """
+    for name, value in given.items():
+        setting = next((st for st in SETTINGS if st.kind in ("path", "paths")
+                        and any(t[-1] == name for t in st.targets)), None)
+        if setting is None or value is None:
+            continue
+        where = config.sources.get(setting.key, config.path)
+        want_dir = setting.key != "rules"
+        for path in (value if isinstance(value, (list, tuple)) else [value]):
+            path = Path(path)
+            if want_dir and not path.is_dir():
+                return (f"{where}: {setting.key} names {path}, which is not a directory; create it, or remove "
+                        f"{setting.key} from that file")
+            if not want_dir and not path.is_file():
+                return (f"{where}: {setting.key} names {path}, which is not a file; write it, or remove it from "
+                        f"{setting.key}")
+    return None
 
 
 def default_map(config: Config) -> dict[str, Any]:

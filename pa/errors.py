@@ -65,6 +65,27 @@ def closest(name: str, known: Iterable[str], listing: str = "") -> str:
     return listing
 
 
+def _check_config_paths() -> None:
+    """Stop with one line naming pa.toml and its key when a path it gives this command is missing.
+
+    Here, in the one wrapper every command has, because only the click context knows that a value
+    came from the file (its default map) and not from a flag (pa.config.missing_config_path).
+    """
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context(silent=True)
+    # The root context's obj is the pa.config.Config the `pa` group loaded (not imported here: config
+    # imports this module for its errors); any other obj (a test's, none) has nothing to check.
+    check = getattr(ctx.find_root().obj, "missing_path", None) if ctx is not None else None
+    if ctx is None or check is None:
+        return
+    given = {name: value for name, value in ctx.params.items()
+             if ctx.get_parameter_source(name) is ParameterSource.DEFAULT_MAP}
+    problem = check(given)
+    if problem is not None:
+        raise UserError(problem)
+
+
 def one_line_errors(func: F) -> F:
     """Report any failure as a single stderr line with an exit code (module docs); a broken pipe exits 0.
 
@@ -74,6 +95,7 @@ def one_line_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            _check_config_paths()
             return func(*args, **kwargs)
         except PaError as exc:
             _fail(f"error: {exc}", exc.exit_code)

@@ -10,6 +10,12 @@ The scenario: a heat-equation solver on one of two GPUs, in three NVTX phases. `
 four 48 MiB arrays from pageable host memory; `solve` runs 40 iterations of stencil, reduction
 and 20 tiny axpy kernels, each iteration ending in cudaStreamSynchronize; `io` downloads three
 arrays to pageable memory and writes a checkpoint on the host for 8 ms after each, with the GPU idle.
+
+`pa example --ranks N DIR` writes the same solver as N MPI ranks (report.<rank>.sqlite, as
+`nsys profile -o report.%q{OMPI_COMM_WORLD_RANK}` names them), each with its MPI rank recorded
+(MPI_RANKS) and an MPI_Allreduce after every iteration; one straggler rank's stencil kernels take
+STRAGGLER_SLOWDOWN x as long, so every other rank waits for it at each collective. Why: the README's
+multi-rank commands need a rank set to try them on.
 """
 
 from __future__ import annotations
@@ -23,6 +29,11 @@ from pathlib import Path
 EXAMPLE_PLANTED = {
     "example": "pageable host copies (GPU-COPY-001) and a host-bound io phase (GPU-PHASE-001)",
 }
+STRAGGLER_SLOWDOWN = 1.5
+RANK_ITERATIONS = 20
+#: What `pa example --ranks N DIR` plants (listed by `pa example --list`).
+RANKS_PLANTED = ("one report.<rank>.sqlite per MPI rank; the straggler rank's stencil kernels take "
+                 f"{STRAGGLER_SLOWDOWN:g}x as long, so the others wait for it at every MPI_Allreduce (MPI-IMB-002)")
 
 US = 1_000
 MS = 1_000_000
@@ -107,6 +118,7 @@ class _Events:
     api: list[tuple[int, int, str, int]] = field(default_factory=list)           # start, end, name, corr
     syncs: list[tuple[int, int, int]] = field(default_factory=list)              # start, end, corr
     ranges: list[tuple[int, int, str]] = field(default_factory=list)             # start, end, text
+    collectives: list[tuple[int, int, str]] = field(default_factory=list)        # start, end, MPI call
     stream_free: int = 0
     corr: int = 0
 
@@ -169,22 +181,94 @@ def example_events(seed: int = 17) -> _Events:
     return ev
 
 
+def rank_events(ranks: int, straggler: int, seed: int = 17) -> list[_Events]:
+    """The solver as `ranks` MPI ranks in lockstep (module docs); index = rank. Deterministic for a seed.
+
+    Each iteration every rank launches its kernels, synchronises its stream and enters MPI_Allreduce;
+    the collective ends on every rank 40 µs after the last rank enters it, so a rank's wait is the
+    last arrival minus its own.
+    """
+    if ranks < 2 or not 0 <= straggler < ranks:
+        raise ValueError(f"a rank set needs at least 2 ranks and a straggler among them (got {ranks}, {straggler})")
+    rng = random.Random(seed)
+    evs = [_Events() for _ in range(ranks)]
+    t = [ev.call(T0, 18 * MS, "cudaFree_v3020")[0] for ev in evs]
+    t = [ev.pageable_copy(ti + 10 * US, 16 * MIB, 5.5e9, _HTOD) for ev, ti in zip(evs, t, strict=True)]
+    for ev, ti in zip(evs, t, strict=True):
+        ev.ranges.append((T0, ti, "init"))
+    solve = list(t)
+    for _ in range(RANK_ITERATIONS):
+        durs = [rng.randint(900, 1100) * US for _ in range(2)]
+        arrive = []
+        for r, ev in enumerate(evs):
+            ti = t[r]
+            for d in durs:
+                d = int(d * STRAGGLER_SLOWDOWN) if r == straggler else d + r * 2 * US  # no ties among the others
+                ti = ev.launch(ti + 2 * US, 6 * US, d, "stencil3d_kernel", grid=1728)
+            ti = ev.launch(ti + 2 * US, 6 * US, 150 * US, "reduce_sum_kernel", grid=1728)
+            arrive.append(ev.stream_sync(ti + US) + 5 * US)
+        done = max(arrive) + 40 * US
+        for r, ev in enumerate(evs):
+            ev.collectives.append((arrive[r], done, "MPI_Allreduce"))
+        t = [done + 20 * US] * ranks
+    for r, ev in enumerate(evs):
+        ev.ranges.append((solve[r], t[r], "solve"))
+    return evs
+
+
+def write_rank_set(folder: Path, ranks: int = 4, straggler: int | None = None) -> list[Path]:
+    """Write `ranks` rank files report.<rank>.sqlite into `folder` (which must exist); returns their paths.
+
+    `straggler`: the slow rank (default ranks // 2).
+    """
+    slow = ranks // 2 if straggler is None else straggler
+    paths = []
+    for r, ev in enumerate(rank_events(ranks, slow)):
+        path = folder / f"report.{r}.sqlite"
+        if path.exists():
+            path.unlink()
+        _write(path, ev, pid=PID + r, rank=r)
+        paths.append(path)
+    return paths
+
+
 def write_example(path: Path, scenario: str = "example") -> None:
     """Write the planted `scenario` (a key of EXAMPLE_PLANTED) as an Nsight Systems export at `path`."""
     if scenario not in EXAMPLE_PLANTED:
         raise ValueError(f"unknown example {scenario!r}; choose from {', '.join(sorted(EXAMPLE_PLANTED))}")
-    ev = example_events()
+    _write(path, example_events(), pid=PID, rank=None)
+
+
+# MPI tables as the real 3.13 export has them (only with --ranks).
+_MPI_TABLES = {
+    "MPI_RANKS": "globalTid INTEGER, rank INTEGER",
+    "MPI_COLLECTIVES_EVENTS": "start INTEGER NOT NULL, end INTEGER NOT NULL, globalTid INTEGER, textId INTEGER, "
+                              "commHandle INTEGER, rootRank INTEGER, size INTEGER, recvSize INTEGER, "
+                              "requestHandle INTEGER",
+}
+_COMM_WORLD = 0x44000000
+_ALLREDUCE_BYTES = 8
+
+
+def _write(path: Path, ev: _Events, pid: int, rank: int | None) -> None:
+    """Write one process's events as an Nsight Systems export (with its MPI rank and calls when `rank` is set)."""
     strings: dict[str, int] = {}
 
     def sid(text: str) -> int:
         return strings.setdefault(text, len(strings) + 1)
 
-    gpid = VM | PID << 24
-    gtid = gpid | PID
+    gpid = VM | pid << 24
+    gtid = gpid | pid
     conn = sqlite3.connect(path)
     try:
-        for table, columns in _TABLES.items():
+        tables = {**_TABLES, **(_MPI_TABLES if rank is not None else {})}
+        for table, columns in tables.items():
             conn.execute(f"CREATE TABLE {table} ({columns})")
+        if rank is not None:
+            conn.execute("INSERT INTO MPI_RANKS VALUES (?, ?)", (gtid, rank))
+            conn.executemany("INSERT INTO MPI_COLLECTIVES_EVENTS VALUES (?, ?, ?, ?, ?, -1, ?, ?, NULL)",
+                             [(s, e, gtid, sid(name), _COMM_WORLD, _ALLREDUCE_BYTES, _ALLREDUCE_BYTES)
+                              for s, e, name in ev.collectives])
         for table, rows in _ENUMS.items():
             conn.executemany(f"INSERT INTO {table} VALUES (?, ?, ?)", rows)
         conn.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", _META)
@@ -194,7 +278,7 @@ def write_example(path: Path, scenario: str = "example") -> None:
             "INSERT INTO TARGET_INFO_GPU VALUES (?, ?, 'NVIDIA A100-SXM4-80GB', ?, 41943040, 85899345920, "
             "2039000000000, 1410000000, 108, ?, 49152, 167936, 65536, 32, 64, 32, 1024, 8, 0)",
             [(VM, gpu, bus, gpu) for gpu, bus in _GPUS])
-        conn.execute("INSERT INTO PROCESSES VALUES (?, ?, 'heat3d')", (gpid, PID))
+        conn.execute("INSERT INTO PROCESSES VALUES (?, ?, 'heat3d')", (gpid, pid))
         conn.execute("INSERT INTO ThreadNames VALUES (?, 20, ?)", (sid("heat3d"), gtid))
         conn.executemany(
             "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
@@ -213,10 +297,11 @@ def write_example(path: Path, scenario: str = "example") -> None:
             [(s, e, _STREAM, corr, gpid, _STREAM_SYNC) for s, e, corr in ev.syncs])
         conn.executemany("INSERT INTO NVTX_EVENTS VALUES (?, ?, ?, ?, ?, NULL, 0)",
                          [(s, e, _PUSH_POP, text, gtid) for s, e, text in ev.ranges])
-        flush = ev.ranges[1][0] + 30 * MS  # one CUPTI buffer flush during the solve phase
-        conn.execute("INSERT INTO PROFILER_OVERHEAD VALUES (?, ?, ?, ?, 0)",
-                     (flush, flush + MS, gpid | (PID + 3), sid("CUPTI buffer flush")))
-        conn.execute("INSERT INTO ThreadNames VALUES (?, 20, ?)", (sid("cuda-EvtHandlr"), gpid | (PID + 3)))
+        if rank is None:
+            flush = ev.ranges[1][0] + 30 * MS  # one CUPTI buffer flush during the solve phase
+            conn.execute("INSERT INTO PROFILER_OVERHEAD VALUES (?, ?, ?, ?, 0)",
+                         (flush, flush + MS, gpid | (pid + 3), sid("CUPTI buffer flush")))
+            conn.execute("INSERT INTO ThreadNames VALUES (?, 20, ?)", (sid("cuda-EvtHandlr"), gpid | (pid + 3)))
         conn.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, s) for s, i in strings.items()])
         conn.commit()
     finally:

@@ -47,6 +47,7 @@ class RunOptions:
     primary_rank: int | None = None
     query_dirs: tuple[Path, ...] = ()   # user query directories over the bundled sets (first wins)
     steady: bool = True   # judge a single file on its marked loop when it has one (pa.metrics.steady)
+    rank_set: bool = False   # the user says several files are one run's ranks (--rank-set)
 
 
 @dataclass
@@ -54,7 +55,9 @@ class RunSummaries:
     """Stage 1 of one run: a summary per file; for several files the ranks and cross-rank facts.
 
     `primary` indexes the summary the rules and the LLM read (the only one for a single file; the
-    outlier or --primary-rank for several).
+    outlier or --primary-rank for several). Several files that are not one run's ranks
+    (pa.ranks.discover.one_run_evidence) have no rank set and no cross-rank facts: `separate` then
+    says why, and each summary stands alone, in the order the files were given.
     """
 
     files: list[Path]
@@ -66,6 +69,7 @@ class RunSummaries:
     # A single file whose markers show its loop: the summary of that steady window the rules read
     # (pa.metrics.steady); None: the rules read `main`.
     judged: ProfileSummary | None = None
+    separate: str | None = None
 
     @property
     def main(self) -> ProfileSummary:
@@ -145,10 +149,19 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
             judged = judged_summary(s, one(((start + w.start_ns, s.span_end_ns), (start, s.span_end_ns))))
         return RunSummaries(files=paths, primary=0, summaries=[s], judged=judged)
     from pa.ranks import cross_rank, summarize_ranks
+    from pa.ranks.discover import not_one_run_reason, one_run_evidence
 
     rs = summarize_ranks(paths, workers=options.workers, executor=options.executor, scheduler=options.scheduler,
                          max_phases=options.max_phases, keep_paths=options.keep_paths, progress=progress,
                          marker_naming=naming, thresholds=thresholds, query_dirs=options.query_dirs)
+    if not options.rank_set and one_run_evidence([r.summary for r in rs.ranks]) is None:
+        reason = not_one_run_reason([r.summary for r in rs.ranks])
+        if options.primary_rank is not None:
+            raise UserError(f"--primary-rank needs the files of several ranks; {reason} (--rank-set says they are)")
+        order = {p.resolve(): i for i, p in enumerate(paths)}
+        alone = sorted(rs.ranks, key=lambda r: order.get(r.path.resolve(), len(order)) if r.path else len(order))
+        return RunSummaries(files=[r.path or Path(r.summary.profile.file_name) for r in alone],
+                            summaries=[r.summary for r in alone], primary=0, separate=reason)
     cross = cross_rank(rs, primary_rank=options.primary_rank, thresholds=thresholds)
     numbers = [r.rank for r in rs.ranks]
     return RunSummaries(files=[r.path or Path(r.summary.profile.file_name) for r in rs.ranks],
@@ -221,6 +234,9 @@ def analyze(files: Sequence[Path], request: AnalyzeRequest = AnalyzeRequest(),
     # marker names are normalised (`marker_names:`), which Stage 1 needs.
     ruleset = load_rules(request.site_packs, keep_paths=request.run.keep_paths)
     run = summarize_run(files, ruleset, request.run, progress)
+    if run.separate is not None:
+        # One report judges one run: the rules of unrelated captures would mix (pa summary shows them apart).
+        raise UserError(f"{run.separate}; analyze them one at a time, or pass --rank-set if they are one run")
     result = evaluate_rules(run, ruleset)
     llm, reason = explain_with_llm(run, result, request.llm, request.run.query_dirs)
     return build_validated_report(run, result, llm, reason, keep_paths=request.run.keep_paths,

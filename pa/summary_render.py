@@ -258,6 +258,11 @@ def _activity_lines(o: _Out, s: ProfileSummary) -> None:
 _imb = formatting.fraction   # an imbalance ratio, as a percentage
 
 
+def _rank_or_na(rank: int | None) -> str:
+    """A rank number, or n/a where the run has none (never Python's None on screen)."""
+    return "n/a" if rank is None else str(rank)
+
+
 def print_rank_summary(cr: CrossRank, console: Console | None = None, top_collectives: int = 10,
                        wide: bool = False) -> None:
     """Print a multi-rank run: the per-rank table, the roles, per-phase imbalance and collective skew."""
@@ -274,7 +279,8 @@ def print_rank_summary(cr: CrossRank, console: Console | None = None, top_collec
         add_row(cols, row)
     o.table(f"Ranks ({cr.rank_count})", cols)
     o.line(f"straggler rank: {cr.straggler_rank if cr.straggler_rank is not None else 'n/a (no collectives)'}; "
-           f"most waited on: {cr.most_waited_on_rank}; waits most: {cr.most_waiting_rank}")
+           f"most waited on: {_rank_or_na(cr.most_waited_on_rank)}; "
+           f"waits most: {_rank_or_na(cr.most_waiting_rank)}")
     o.line(f"imbalance: {_t(cr.imbalance_side)} (kernel time {_imb(cr.compute_imbalance)}, MPI time "
            f"{_imb(cr.communication_imbalance)}, MPI outside collectives {_imb(cr.noncollective_imbalance)}; "
            f"(max − min) / mean)")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import needs_real_profile, real_nsys_profile
 from testkit.phased import MS, phased, write
 
 from pa.cli import main
@@ -172,3 +173,72 @@ def test_a_baseline_json_with_an_out_of_range_number_is_bad_input(tmp_path: Path
     res = CliRunner().invoke(main, ["compare", str(prof), str(prof), "--no-llm"])
     # the example marks its 40 solver iterations ("iteration #", inside the user's "solve" range)
     assert res.exit_code == 0 and "(on the median iteration time)" in res.stdout
+
+
+def test_a_capture_without_gpu_records_is_compared_on_what_both_hold(
+        caps: dict[str, Path], scenario_profiles: object) -> None:
+    """Issue 30.6: against a capture with no GPU records, no kernel "vanished", no GPU row, no verdict."""
+    nogpu = scenario_profiles.path("gpu_not_captured", "nsys")  # type: ignore[attr-defined]
+    with sqlite3.connect(nogpu) as con:   # independent: the file really holds no GPU record
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        gpu_rows = sum(con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables
+                       if t.startswith("CUPTI_ACTIVITY_KIND_") and t.split("_")[-1] in ("KERNEL", "MEMCPY", "MEMSET"))
+    assert gpu_rows == 0
+    b, a = summarize(caps["base"]), summarize(nogpu)
+    c = compare(b, a)
+    assert (c.verdict, c.verdict_basis) == ("not_comparable", "none") and not c.within_noise
+    assert c.kernels == [] and c.devices == [] and c.phases == []
+    rows = {x.metric: x for x in c.overview}
+    for m in ("gpu window", "gpu busy", "gpu idle", "kernel time", "kernel count", "utilization"):
+        assert rows[m].after is None and rows[m].before is not None and not rows[m].significant, m
+    assert rows["span"].before == b.span_ns and rows["span"].after == a.span_ns   # both captured: compared
+    assert not any(k.kind in ("kernel", "idle") for k in c.key_differences)
+    assert any(w.startswith(f"AFTER ({nogpu.name}) holds no GPU activity records") for w in c.warnings)
+    # Swapped: BEFORE is the side that lacks them.
+    assert any(w.startswith("BEFORE") for w in compare(a, b).warnings)
+    code, out, _ = _run(str(caps["base"]), str(nogpu), "--fail-on", "regression")
+    assert code == 0 and "vanished" not in out and "REGRESSION" not in out
+    assert out.index("holds no GPU activity records") < out.index("VERDICT: NOT COMPARABLE")
+    doc = json.loads(_run(str(caps["base"]), str(nogpu), "--json")[1])
+    assert doc["verdict"] == "not_comparable" and doc["warnings"] and doc["kernels"] == []
+
+
+CLOVERLEAF = real_nsys_profile("nsys2024.5_cloverleaf_a100.sqlite")
+QCU_NO_GPU = real_nsys_profile("nsys2024.1_qcu_no_gpu_activity.sqlite")
+
+
+@needs_real_profile(CLOVERLEAF, QCU_NO_GPU)
+def test_real_capture_against_one_without_gpu_activity(summary_of: object) -> None:
+    """Issue 30.6 on the shared profiles: cloverleaf (A100) against qcu (runtime calls, no GPU rows)."""
+    before, after = CLOVERLEAF, QCU_NO_GPU
+    c = compare(summary_of(before), summary_of(after))  # type: ignore[operator]
+    assert c.verdict == "not_comparable" and c.kernels == [] and c.warnings
+    idle = next(x for x in c.overview if x.metric == "gpu idle")
+    assert idle.after is None and not idle.significant
+
+
+@pytest.mark.parametrize("fmt,verdict_mark", [("text", "VERDICT:"), ("markdown", "**Verdict:"),
+                                              ("html", 'id="verdict"')])
+def test_the_different_applications_warning_comes_before_the_verdict(
+        caps: dict[str, Path], fmt: str, verdict_mark: str) -> None:
+    """Issue 30.7: the warning qualifies the verdict, so it is read first, in every format."""
+    code, out, _ = _run(str(caps["base"]), str(caps["other"]), "--format", fmt)
+    assert code == 0
+    assert out.index("different applications") < out.index(verdict_mark)
+
+
+ICON_GPU, ICON_CPU = real_nsys_profile("icon_gpu.sqlite"), real_nsys_profile("icon_cpu.sqlite")
+
+
+@needs_real_profile(ICON_GPU, ICON_CPU)
+def test_a_gpu_build_against_its_cpu_build_is_judged_on_the_iterations_both_mark(summary_of: object) -> None:
+    """Issue 30.6's limit: no GPU records on one side leaves the verdict only to what both hold; the
+    ICON GPU and CPU builds both mark 'for_each' iterations, a host-side measure, so it stands."""
+    b, a = summary_of(ICON_GPU), summary_of(ICON_CPU)  # type: ignore[operator]
+    c = compare(b, a)
+    assert c.verdict_basis == "iteration_median" and c.iterations is not None
+    assert (c.iterations.median.before, c.iterations.median.after) == (b.markers.iterations.median_ns,
+                                                                       a.markers.iterations.median_ns)
+    assert c.verdict == ("regression" if a.markers.iterations.median_ns > b.markers.iterations.median_ns
+                         else "improvement")
+    assert c.kernels == [] and any("rests on the iteration range both mark" in w for w in c.warnings)

@@ -128,3 +128,36 @@ def test_config_show_names_each_source(tmp_path, monkeypatch):
     assert "built-in default" in lines["noise_floor"] and "2.0" in lines["noise_floor"]
     assert "anthropic" in lines["llm.model"]
     assert set(lines) == {s.key for s in SETTINGS} | {"llm.model"}
+
+
+def _guide_toml() -> str:
+    """The pa.toml example of docs/user-guide.md, verbatim."""
+    guide = (Path(__file__).parent.parent / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    return guide.split("### Configuration: pa.toml", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+
+
+def test_guide_example_names_the_file_and_key_of_a_missing_path(tmp_path, monkeypatch, profile):
+    """Issue 30.4: the user guide's pa.toml, copied verbatim, stopped `pa analyze` with "--templates
+    …/site-templates: not a directory", a flag the user never typed. The error names pa.toml and the
+    key; once the paths the example says must exist do, the same file runs."""
+    toml = _toml(tmp_path, _guide_toml())
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["--config", str(toml), "analyze", str(profile), "--no-llm"])
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 2 and len(lines) == 1 and "--templates" not in lines[0] and "Traceback" not in res.output
+    assert lines[0].startswith(f"pa: error: {toml}: ") and "which is not" in lines[0]
+    key = lines[0].split(f"{toml}: ", 1)[1].split()[0]
+    assert key in ("rules", "queries", "templates")
+    # a flag replaces the file's value: then the file's (missing) templates directory is not checked
+    res = CliRunner().invoke(main, ["--config", str(toml), "analyze", str(profile), "--no-llm",
+                                    "--templates", str(tmp_path)])
+    assert "templates names" not in res.output
+    (tmp_path / "site.yaml").write_text("pack: site\ndescription: our cluster's thresholds\n")
+    (tmp_path / "site-queries").mkdir()
+    res = CliRunner().invoke(main, ["--config", str(toml), "analyze", str(profile), "--no-llm"])
+    assert res.exit_code == 2 and f"{toml}: templates names {tmp_path / 'site-templates'}, which is not a " \
+        "directory" in res.output
+    (tmp_path / "site-templates").mkdir()
+    res = CliRunner().invoke(main, ["--config", str(toml), "analyze", str(profile), "--no-llm"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.lstrip().startswith("<!DOCTYPE html") or "<html" in res.stdout[:500]  # format = "html"

@@ -58,3 +58,37 @@ def test_example_planted_causes_fire(tmp_path: Path) -> None:
     # the planted causes, then what the steady state shows besides them: kernels fill more than half of
     # the GPU's active window and stencil3d_kernel most of that (no time claimed)
     assert fired == [("GPU-COPY-001", None), ("GPU-PHASE-001", "io"), ("GPU-KERN-001", None)]
+
+
+def test_example_ranks_writes_a_rank_set_with_a_planted_straggler(tmp_path: Path) -> None:
+    """Issue 30.5: the README's multi-rank commands need a rank set to try: `pa example --ranks 4 run/`."""
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["example", "--ranks", "4", str(out) + "/"])
+    assert r.exit_code == 0, r.output
+    files = sorted(out.glob("report.*.sqlite"))
+    assert [f.name for f in files] == [f"report.{i}.sqlite" for i in range(4)]
+    stencil, calls = {}, {}
+    for f in files:   # independent: what each file holds, by SQL
+        with sqlite3.connect(f) as con:
+            rank = con.execute("SELECT rank FROM MPI_RANKS").fetchone()[0]
+            stencil[rank] = con.execute(
+                "SELECT sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+                "ON s.id = k.demangledName WHERE s.value = 'stencil3d_kernel'").fetchone()[0]
+            calls[rank] = con.execute("SELECT count(*) FROM MPI_COLLECTIVES_EVENTS").fetchone()[0]
+    assert sorted(stencil) == [0, 1, 2, 3] and set(calls.values()) == {20}
+    slowest = max(stencil, key=lambda k: stencil[k])
+    assert slowest == 2 and stencil[2] > 1.4 * max(v for k, v in stencil.items() if k != 2)
+    r = CliRunner().invoke(main, ["summary", "--json", str(out)])
+    doc = json.loads(r.stdout)
+    assert doc["cross_rank"]["straggler_rank"] == 2 and doc["cross_rank"]["rank_count"] == 4
+    assert {x["rank_source"] for x in doc["ranks"]} == {"mpi"}
+    r = CliRunner().invoke(main, ["analyze", str(out), "--no-llm", "-f", "json"])
+    assert json.loads(r.stdout)["hypotheses"][0]["rule_id"] == "MPI-IMB-002"
+
+
+def test_example_ranks_errors_are_one_line(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    for args in (["--ranks", "4", "--straggler", "9", str(tmp_path / "run")], ["--ranks", "4", str(tmp_path / "afile")],
+                 ["--straggler", "1", str(tmp_path / "x.sqlite")], ["--ranks", "3", str(tmp_path / "no" / "run")]):
+        r = CliRunner().invoke(main, ["example", *args])
+        assert r.exit_code == 2 and "Traceback" not in r.output, (args, r.output)

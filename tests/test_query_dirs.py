@@ -139,10 +139,10 @@ def test_queries_check_reports_resolved_inherited_skipped_and_failed(tmp_path, p
 def test_queries_show_prints_sql_sqlite3_runs(tmp_path, profile):
     res = CliRunner().invoke(main, ["queries", "show", "kernels", "--profile", str(profile)])
     assert res.exit_code == 0, res.output
-    assert res.output.startswith("-- nsys/")
+    assert res.stdout.startswith("-- relation: kernels\n")
     conn = sqlite3.connect(profile)
     try:
-        rows = conn.execute(res.output.strip().rstrip(";")).fetchall()
+        rows = conn.execute(res.stdout.strip().rstrip(";")).fetchall()
     finally:
         conn.close()
     assert len(rows) == _kernel_count(profile)
@@ -216,3 +216,29 @@ def test_compare_and_rules_explain_read_the_user_directories(tmp_path, profile):
     assert res.exit_code == 0, res.output
     res_plain = CliRunner().invoke(main, ["rules", "explain", "GPU-KERN-001", str(profile), "--json"])
     assert res.output != res_plain.output   # half the kernels: the rule saw different values
+
+
+def test_queries_show_redirected_is_a_drop_in_file_check_accepts(tmp_path, profile):
+    """Issue 30.3, the user guide's workflow: `show > dir/<set>/kernels.sql`, then `check` resolves it.
+
+    The redirected file lacked its `-- relation:` header, so `check` failed ("query set nsys/?").
+    Where the file came from goes to stderr: the redirected file holds the query only.
+    """
+    listed = CliRunner().invoke(main, ["queries", "--profile", str(profile)]).stdout
+    version = listed.splitlines()[0].rsplit("query set nsys/", 1)[1].strip()
+    res = CliRunner().invoke(main, ["queries", "show", "kernels", "--profile", str(profile)])
+    assert res.exit_code == 0, res.output
+    bundled = Path(res.stderr.split("bundled with pa: ", 1)[1].split(")", 1)[0])
+    assert bundled.is_file() and bundled.name == "kernels.sql" and str(bundled) not in res.stdout
+    header = [ln for ln in bundled.read_text().splitlines() if ln.startswith("-- ")][:2]
+    assert res.stdout.splitlines()[:2] == header       # the bundled file's own header, first
+    target = tmp_path / "site-queries" / "nsys" / version / "kernels.sql"
+    target.parent.mkdir(parents=True)
+    target.write_text(res.stdout)
+    check = CliRunner().invoke(main, ["queries", "check", str(tmp_path / "site-queries"), "--profile", str(profile)])
+    assert check.exit_code == 0, check.output
+    assert "nsys/?" not in check.output
+    assert any(ln.split()[:2] == ["kernels", "resolved"] for ln in check.output.splitlines())
+    summary = CliRunner().invoke(main, ["summary", "--json", "--queries", str(tmp_path / "site-queries"),
+                                        str(profile)])
+    assert json.loads(summary.stdout)["gpu"]["kernel_count"] == _kernel_count(profile)

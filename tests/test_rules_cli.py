@@ -35,3 +35,14 @@ def test_explain(tmp_path: Path) -> None:
     assert data["status"] == "fired" and 0.25 <= data["inputs"]["sync_recoverable_frac"] <= 0.45
     r = CliRunner().invoke(main, ["rules", "explain", "GPU-COPY-001", str(prof)])
     assert (r.exit_code == 0 and "skipped" in r.output) or "silent" in r.output
+
+
+def test_explain_never_prints_python_none(tmp_path: Path) -> None:
+    """Issue 30.8: `pa rules explain` printed `straggler_delay_frac = None`; unknown reads null."""
+    prof = generate_profile("sync_after_launch", "nsys", tmp_path)
+    for rule in ("MPI-IMB-002", "GPU-COPY-001", "CAP-GPU-001"):
+        r = CliRunner().invoke(main, ["rules", "explain", rule, str(prof)])
+        assert r.exit_code == 0, r.output
+        assert "None" not in r.output, r.output
+    r = CliRunner().invoke(main, ["rules", "explain", "MPI-IMB-002", str(prof)])
+    assert "cross_rank.straggler_rank = null (unknown on this profile)" in r.output

@@ -83,7 +83,7 @@ def test_drop_in_query_directory(installed, profile):
     kernels_line = next(ln for ln in out.splitlines()[1:] if ln.split()[0] == "kernels")
     assert "[bundled]" in kernels_line
     shown = pa(installed, "queries", "show", "kernels", "--profile", str(profile)).stdout
-    body = shown.split("\n", 1)[1].strip().rstrip(";")
+    body = "\n".join(ln for ln in shown.splitlines() if not ln.startswith("--")).strip().rstrip(";")
     qdir = installed["work"] / "site-queries"
     (qdir / "nsys" / version).mkdir(parents=True)
     (qdir / "nsys" / version / "kernels.sql").write_text(

@@ -5,6 +5,15 @@ one to one when they align: by label when both captures have the same labels, el
 both have the same number of phases; otherwise only the whole run is compared (mode "overall").
 Key differences are the significant time changes whose |delta| is also at least
 KEY_MIN_SPAN_FRACTION of the larger span, ordered by |delta| (largest first).
+
+Only what both captures hold is compared. When one side holds no GPU activity records
+(pa.metrics.idle.gpu_activity_captured: GPU tracing off, a degraded capture, a CPU-only build), its
+GPU figures are unknown, not 0: the GPU rows of the overview are n/a on that side, kernels, devices
+and phases are not compared, a warning names the side, and there is no verdict (`not_comparable`),
+since the measure the verdict would rest on exists on one side only, unless both captures mark the
+same iteration range: the median iteration, a host-side measure both hold, still decides (a GPU build
+against the CPU build of the same code). Otherwise a capture without GPU
+work would read as "every kernel vanished, GPU idle +39 s, regression".
 """
 
 from __future__ import annotations
@@ -14,7 +23,13 @@ from collections.abc import Sequence
 from pa import formatting
 from pa.compare import DEFAULT_NOISE_FLOOR_PCT
 from pa.compare.changes import change, pct_change, significant
-from pa.compare.facets import comparability_warnings, device_changes, iteration_change, verdict
+from pa.compare.facets import (
+    capture_warnings,
+    comparability_warnings,
+    device_changes,
+    iteration_change,
+    verdict,
+)
 from pa.compare.model import (
     CaptureRef,
     Change,
@@ -25,7 +40,7 @@ from pa.compare.model import (
     PhaseComparison,
 )
 from pa.compare.narrative import narrate
-from pa.metrics.idle import run_idle_ns, window_per_device_ns
+from pa.metrics.idle import gpu_activity_captured, run_idle_ns, window_per_device_ns
 from pa.metrics.model import ProfileSummary
 from pa.metrics.phases.model import PhaseSummary
 from pa.rules.hypothesis import Hypothesis
@@ -33,28 +48,36 @@ from pa.rules.hypothesis import Hypothesis
 KEY_MIN_SPAN_FRACTION = 0.001
 
 
+# The overview rows measured on the GPU: unknown (None) on a side without GPU activity records.
+GPU_METRICS = frozenset({"gpu window", "start-up", "gpu busy", "gpu idle", "utilization", "kernel time",
+                         "kernel count", "copy time", "copy bytes"})
+
+
 def overview(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[Change]:
-    """Whole-run scalars: span, busy, idle, utilisation, kernels, copies, sync, MPI."""
+    """Whole-run scalars: span, busy, idle, utilisation, kernels, copies, sync, MPI.
+
+    A GPU row is None on a side that holds no GPU activity records (module docs): never a 0 that
+    would compare as "GPU busy -100 %".
+    """
     def opt(s: ProfileSummary, f: str) -> int | None:
         obj = {"copy": s.copies, "sync": s.sync, "mpi": s.mpi}[f]
         if obj is None:
             return None
         return int(getattr(obj, "cpu_blocked_ns" if f == "sync" else "total_ns"))
-    return [
-        change("span", "ns", b.span_ns, a.span_ns, floor),
-        change("gpu window", "ns", window_per_device_ns(b), window_per_device_ns(a), floor),
-        change("start-up", "ns", b.gpu.first_operation_ns, a.gpu.first_operation_ns, floor),
-        change("gpu busy", "ns", b.gpu.busy_ns, a.gpu.busy_ns, floor),
-        change("gpu idle", "ns", run_idle_ns(b), run_idle_ns(a), floor),
-        change("utilization", "pct", b.gpu.utilization_pct, a.gpu.utilization_pct, floor),
-        change("kernel time", "ns", b.gpu.kernel_time_ns, a.gpu.kernel_time_ns, floor),
-        change("kernel count", "count", b.gpu.kernel_count, a.gpu.kernel_count, floor),
-        change("copy time", "ns", opt(b, "copy"), opt(a, "copy"), floor),
-        change("copy bytes", "bytes", b.copies.bytes if b.copies else None, a.copies.bytes if a.copies else None,
-               floor),
-        change("sync (CPU blocked)", "ns", opt(b, "sync"), opt(a, "sync"), floor),
-        change("MPI time", "ns", opt(b, "mpi"), opt(a, "mpi"), floor),
-    ]
+
+    def values(s: ProfileSummary) -> dict[str, float | None]:
+        v: dict[str, float | None] = {
+            "span": s.span_ns, "gpu window": window_per_device_ns(s), "start-up": s.gpu.first_operation_ns,
+            "gpu busy": s.gpu.busy_ns, "gpu idle": run_idle_ns(s), "utilization": s.gpu.utilization_pct,
+            "kernel time": s.gpu.kernel_time_ns, "kernel count": s.gpu.kernel_count, "copy time": opt(s, "copy"),
+            "copy bytes": s.copies.bytes if s.copies else None, "sync (CPU blocked)": opt(s, "sync"),
+            "MPI time": opt(s, "mpi")}
+        if not gpu_activity_captured(s):
+            v.update(dict.fromkeys(GPU_METRICS))
+        return v
+    vb, va = values(b), values(a)
+    units = {"utilization": "pct", "kernel count": "count", "copy bytes": "bytes"}
+    return [change(m, units.get(m, "ns"), vb[m], va[m], floor) for m in vb]
 
 
 def kernel_changes(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[KernelChange]:
@@ -166,8 +189,12 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
     """Compare BEFORE with AFTER (module docs); hypotheses are compared when both lists are given."""
     floor = noise_floor_pct
     ov = overview(before, after, floor)
-    kernels = kernel_changes(before, after, floor)
+    lacking = [side for side, s in (("BEFORE", before), ("AFTER", after)) if not gpu_activity_captured(s)]
+    one_lacks = len(lacking) == 1
+    kernels = [] if one_lacks else kernel_changes(before, after, floor)
     mode, reason, pairs = align(before.phases, after.phases)
+    if one_lacks:
+        mode, reason, pairs = "overall", f"{lacking[0]} holds no GPU activity records", []
     phases = phase_changes(pairs, floor)
     min_ns = KEY_MIN_SPAN_FRACTION * max(before.span_ns, after.span_ns)
     keys = key_differences(ov, kernels, phases, min_ns)
@@ -179,6 +206,10 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
     it, it_reason = iteration_change(before, after, floor)
     by_metric = {c.metric: c for c in ov}
     verdict_, basis, verdict_reason = verdict(by_metric["span"], it, identical, by_metric["gpu window"])
+    if one_lacks and not identical and it is None:
+        verdict_, basis = "not_comparable", "none"
+        verdict_reason = (f"No verdict: {lacking[0]} holds no GPU activity records, so the GPU's active window "
+                          "the verdict rests on exists on one side only; only what both captured is compared.")
     startup = by_metric["start-up"]
     if basis != "span" and startup.significant and startup.before is not None and startup.after is not None:
         first, then = formatting.duration_pair(startup.before, startup.after)
@@ -190,7 +221,8 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
         noise_floor_pct=floor, identical=identical, within_noise=within and verdict_ == "within_noise",
         verdict=verdict_, verdict_basis=basis, verdict_reason=verdict_reason, mode=mode, mode_reason=reason,
         overview=ov, kernels=kernels, key_differences=keys, phases=phases,
-        devices=device_changes(before, after, floor), iterations=it, iterations_reason=it_reason,
-        hypotheses=hyps, narrative=[], warnings=comparability_warnings(before, after))
+        devices=[] if one_lacks else device_changes(before, after, floor), iterations=it,
+        iterations_reason=it_reason, hypotheses=hyps, narrative=[],
+        warnings=capture_warnings(before, after, it is not None) + comparability_warnings(before, after))
     comp.narrative = narrate(comp)
     return comp

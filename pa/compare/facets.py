@@ -11,7 +11,7 @@
   an improvement, otherwise within noise. A start-up change (time to the first GPU operation) is
   reported apart, in the reason and the overview, never in the verdict.
 - Different applications: less than SAME_APP_MIN_SHARED of either side's kernel time is in kernels
-  (by full name) that the other side also ran. Different GPUs: the used devices' names or recorded
+  (by full name) that the other side also ran (pa.metrics.same_app). Different GPUs: the used devices' names or recorded
   hardware facts (SMs, compute capability, memory) differ, or their number does.
 """
 
@@ -20,9 +20,9 @@ from __future__ import annotations
 from pa import formatting
 from pa.compare.changes import change
 from pa.compare.model import Change, DeviceComparison, IterationComparison
+from pa.metrics.idle import gpu_activity_captured
 from pa.metrics.model import DeviceSummary, ProfileSummary
-
-SAME_APP_MIN_SHARED = 0.2
+from pa.metrics.same_app import SAME_APP_MIN_SHARED, shared_kernel_fractions
 
 
 def device_changes(b: ProfileSummary, a: ProfileSummary, floor: float) -> list[DeviceComparison]:
@@ -78,17 +78,30 @@ def verdict(span: Change, it: IterationComparison | None, identical: bool,
     return kind, basis, f"AFTER is {word}: the {what} went from {before} to {after} ({pct})."
 
 
+def capture_warnings(b: ProfileSummary, a: ProfileSummary, iterations: bool = False) -> list[str]:
+    """A warning when one side holds no GPU activity records and the other does (pa.compare.diff docs).
+
+    `iterations`: both sides mark the same iteration range, so the verdict rests on it and stands.
+    """
+    cb, ca = gpu_activity_captured(b), gpu_activity_captured(a)
+    if cb == ca:
+        return []
+    side, s = ("BEFORE", b) if not cb else ("AFTER", a)
+    why = ("the host issued GPU work that the capture holds no record of: GPU tracing was off, filtered or cut"
+           if s.host_side is not None else "no kernel, copy or memset was captured")
+    verdict = ("the verdict rests on the iteration range both mark" if iterations else "there is no verdict")
+    return [f"{side} ({s.profile.file_name}) holds no GPU activity records ({why}): GPU time, kernels, copies, "
+            f"devices and phases are compared only when both captures hold them, and {verdict}"]
+
+
 def comparability_warnings(b: ProfileSummary, a: ProfileSummary) -> list[str]:
     """Warnings that BEFORE and AFTER look like different applications or different GPUs."""
     out: list[str] = []
     if b.profile.vendor != a.profile.vendor:
         out.append(f"comparing a {b.profile.vendor} capture with a {a.profile.vendor} one")
-    bk = {k.name: k.total_ns for k in b.kernels}
-    ak = {k.name: k.total_ns for k in a.kernels}
-    tb, ta = sum(bk.values()), sum(ak.values())
-    if tb > 0 and ta > 0:
-        shared_b = sum(t for n, t in bk.items() if n in ak) / tb
-        shared_a = sum(t for n, t in ak.items() if n in bk) / ta
+    shares = shared_kernel_fractions(b, a)
+    if shares is not None:
+        shared_b, shared_a = shares
         if min(shared_b, shared_a) < SAME_APP_MIN_SHARED:
             out.append(f"the captures may be different applications: only {100 * shared_b:.0f} % of BEFORE's "
                        f"kernel time and {100 * shared_a:.0f} % of AFTER's is in kernels both ran")

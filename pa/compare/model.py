@@ -9,7 +9,10 @@ smaller changes are reported but never reach key_differences or the narrative.
 The verdict (regression, improvement or within_noise) rests on one measure, named in
 verdict_basis: the median time per iteration when both captures mark the same iteration range
 (pa.metrics.iterations), else the GPU's active window (per GPU) when both captures have GPU
-operations, else the span. Start-up (time to the first GPU operation) is compared apart.
+operations, else the span. Start-up (time to the first GPU operation) is compared apart. When one
+capture holds GPU activity records and the other none, and they mark no common iteration range,
+there is no verdict (`not_comparable`, basis `none`): only what both captured is compared
+(pa.compare.diff).
 `pa compare --fail-on` turns it into an exit code.
 """
 
@@ -21,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pa.llm.model import LlmExplanation
 
-COMPARISON_SCHEMA_VERSION = "1.4"
+COMPARISON_SCHEMA_VERSION = "1.5"
 
 
 class _Model(BaseModel):
@@ -124,16 +127,19 @@ class Comparison(_Model):
     noise_floor_pct: float
     identical: bool = Field(description="same file contents (sha256)")
     within_noise: bool = Field(description="no change above the noise floor")
-    verdict: Literal["regression", "improvement", "within_noise"] = Field(
-        description="AFTER slower, faster, or the same within the noise floor, on verdict_basis")
-    verdict_basis: Literal["iteration_median", "gpu_window", "span"] = Field(
+    verdict: Literal["regression", "improvement", "within_noise", "not_comparable"] = Field(
+        description="AFTER slower, faster, or the same within the noise floor, on verdict_basis; not_comparable "
+                    "when one capture holds GPU activity records and the other none (see warnings)")
+    verdict_basis: Literal["iteration_median", "gpu_window", "span", "none"] = Field(
         description="iteration_median when both captures mark the same iteration range, else gpu_window when "
-                    "both have GPU operations (the steady state without start-up), else span")
+                    "both have GPU operations (the steady state without start-up), else span; none with "
+                    "verdict not_comparable")
     verdict_reason: str = Field(description="one sentence: the measure, its two values and the change")
     mode: str = Field(description="per_phase (phases aligned) or overall")
     mode_reason: str
     overview: list[Change]
-    kernels: list[KernelChange] = Field(description="every kernel of either capture, largest |delta| first")
+    kernels: list[KernelChange] = Field(description="every kernel of either capture, largest |delta| first; "
+                                                    "empty when one capture holds no GPU activity records")
     key_differences: list[KeyDifference]
     phases: list[PhaseComparison] = Field(default_factory=list)
     devices: list[DeviceComparison] = Field(default_factory=list, description="per GPU used in either capture")

@@ -44,7 +44,8 @@ def narrate(c: Comparison) -> list[str]:
     """Sentences for a Comparison, in a fixed order."""
     if c.identical:
         return [_T["identical"]]
-    out: list[str] = [_T["verdict"].format(verdict=_VERDICT[c.verdict], reason=c.verdict_reason)]
+    out: list[str] = [c.verdict_reason if c.verdict == "not_comparable"
+                      else _T["verdict"].format(verdict=_VERDICT[c.verdict], reason=c.verdict_reason)]
     if c.within_noise:
         out.append(_T["noise"].format(floor=c.noise_floor_pct))
     span = next(x for x in c.overview if x.metric == "span")

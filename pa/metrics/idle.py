@@ -17,6 +17,17 @@ from __future__ import annotations
 from pa.metrics.model import ProfileSummary
 
 
+def gpu_activity_captured(summary: ProfileSummary) -> bool:
+    """True when the profile holds GPU activity records (kernels, copies or memsets on a device).
+
+    "Could not look" is never "idle": without records (GPU tracing off, a degraded capture, a
+    CPU-only build) every GPU figure is unknown, not 0, and nothing may be compared with or judged
+    on it. The report's key metrics and `pa compare` both ask this one question.
+    """
+    return summary.host_side is None and summary.gpu.device_count > 0 and not any(
+        k.what in ("kernels", "gpu_activity") for k in summary.skipped)
+
+
 def idle_ns(duration_ns: int, busy_ns: int, devices: int = 1) -> int:
     """Device time of `devices` GPUs over `duration_ns` that `busy_ns` (summed unions) leaves idle."""
     return max(0, int(duration_ns) * int(devices) - int(busy_ns))

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pa.errors import UserError
+from pa.inputs import read_text_file
 from pa.profile.canonical import RELATIONS
 from pa.profile.detect import detect
 from pa.profile.open import open_readonly
-from pa.profile.queryset import QuerySet, load_query_file, resolve
+from pa.profile.queryset import MAX_QUERY_FILE_BYTES, QuerySet, load_query_file, resolve
 from pa.profile.relations import Relations
 
 RESOLVED, INHERITED, SKIPPED, FAILED, ABSENT = "resolved", "inherited", "skipped", "failed", "absent"
@@ -95,10 +96,22 @@ def _check_one(conn: sqlite3.Connection, qs: QuerySet, relation: str, source: st
     return RelationCheck(relation, origin, qf.display_path, f"{rows:,} rows{where}")
 
 
-def rendered_sql(profile: Path, relation: str, query_dirs: Sequence[Path] = ()) -> tuple[str, str]:
-    """(file, SQL) of `relation` rendered for this profile: the query file's own SELECT.
+@dataclass(frozen=True)
+class RenderedQuery:
+    """A relation's query file rendered for one profile: a drop-in file to start from, and where it came from."""
 
-    Pasteable into sqlite3: pa's domain checks, which need pa's SQL functions, are not applied.
+    display_path: str    # nsys/base/kernels.sql, or site-queries/nsys/3.24/kernels.sql
+    path: Path           # the file itself (the bundled copy lives inside the installed package)
+    text: str            # its header lines (`-- relation:`, `-- requires:` ...) then the rendered SELECT;
+
+
+def rendered_sql(profile: Path, relation: str, query_dirs: Sequence[Path] = ()) -> RenderedQuery:
+    """`relation`'s query file rendered for this profile: its header lines, then its own SELECT.
+
+    Pasteable into sqlite3 (the header lines are SQL comments; pa's domain checks, which need pa's
+    SQL functions, are not applied), and a valid query file: redirected into a query directory it
+    is a starting point `pa queries check` accepts. Without the header it was neither (issue 30.3:
+    "query set nsys/?", the file naming no relation).
     """
     if relation not in RELATIONS:
         raise UserError(f"unknown relation {relation!r} (known: {', '.join(RELATIONS)})")
@@ -115,4 +128,10 @@ def rendered_sql(profile: Path, relation: str, query_dirs: Sequence[Path] = ()) 
     if relation not in rel.raw_sql_by_relation:
         reason = next((s.reason for s in rel.skipped if s.what == relation), "skipped")
         raise UserError(f"{relation} is not available on {profile.name}: {reason}")
-    return qf.display_path, rel.raw_sql_by_relation[relation]
+    header = []
+    for line in read_text_file(qf.path, MAX_QUERY_FILE_BYTES, "query file").splitlines():
+        if not line.strip().startswith("--"):
+            break
+        header.append(line)
+    text = "\n".join([*header, rel.raw_sql_by_relation[relation].strip().rstrip(";") + ";"]) + "\n"
+    return RenderedQuery(display_path=qf.display_path, path=qf.path, text=text)

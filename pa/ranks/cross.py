@@ -9,6 +9,11 @@ Formulas (all from each rank's full totals, never from a truncated top-N list):
   Starts are compared on the profiles' clocks, assumed synchronised (one session, or one node).
 - straggler rank: arrives last at the most instances (ties: larger summed wait caused).
   most_waited_on rank: Σ over instances where it arrived last of the others' waits, maximal.
+- straggler delay: Σ over the instances the straggler arrived last at of its lead over the next
+  latest rank, max_q start(q, k) − second-largest start(·, k). It is the part of every other rank's
+  wait the straggler alone causes: had it arrived with the next-latest rank, each of those
+  collectives would have completed that much earlier on every rank, so the run shortens by it. A
+  loss every rank waits for, claimed once and whole whichever rank is primary (MPI-IMB-002/003).
 - imbalance side: "compute" when the kernel-time imbalance ≥ imbalance_side_min and the straggler is
   (one of) the rank(s) with the most kernel time; "communication" when compute is not and either
   the MPI-time imbalance is ≥ imbalance_side_min or the straggler has the most MPI time outside
@@ -57,15 +62,16 @@ def imbalance(values: dict[int, int]) -> Imbalance:
                      imbalance=(values[hi] - values[lo]) / mean if mean > 0 else None)
 
 
-Skews = tuple[list[CollectiveSkew], dict[int, int], dict[int, int]]
+Skews = tuple[list[CollectiveSkew], dict[int, int], dict[int, int], dict[int, int]]
 PhaseGetter = Callable[[RankResult, int], PhaseSummary]
 
 
 def collective_skew(ranks: Sequence[RankResult], warnings: list[str]) -> Skews:
-    """Per-collective skew, wait per rank, and wait caused per rank (module docs)."""
+    """Per-collective skew, wait per rank, wait caused per rank and lead over the next-latest rank (module docs)."""
     names = sorted({n for r in ranks for n in r.collectives.calls})
     wait: dict[int, int] = {r.rank: 0 for r in ranks}
     caused: dict[int, int] = {r.rank: 0 for r in ranks}
+    lead: dict[int, int] = {r.rank: 0 for r in ranks}
     out: list[CollectiveSkew] = []
     ids = np.array([r.rank for r in ranks])
     for name in names:
@@ -83,14 +89,17 @@ def collective_skew(ranks: Sequence[RankResult], warnings: list[str]) -> Skews:
         for i, r in enumerate(ranks):
             wait[r.rank] += int(w[i].sum())
         col_wait = w.sum(axis=0)
+        # the latest start minus the second-latest: what the last rank alone adds to the instance
+        second = np.sort(starts, axis=0)[-2] if len(ranks) > 1 else latest
         for k in range(n):
             caused[int(ids[last[k]])] += int(col_wait[k])
+            lead[int(ids[last[k]])] += int(latest[k] - second[k])
         arrivals = np.bincount(last, minlength=len(ranks))
         out.append(CollectiveSkew(
             name=name, instances=n, total_wait_ns=int(w.sum()),
             max_skew_ns=int((latest - starts.min(axis=0)).max()),
             last_arrivals={int(ids[i]): int(c) for i, c in enumerate(arrivals) if c}))
-    return out, wait, caused
+    return out, wait, caused, lead
 
 
 def align_phases(ranks: Sequence[RankResult], warnings: list[str],
@@ -127,7 +136,7 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None,
     warnings = list(rs.warnings)
     if len({r.summary.profile.host_name for r in ranks}) > 1:
         warnings.append("ranks ran on several hosts: collective skew assumes their clocks are synchronised")
-    skews, wait, caused = collective_skew(ranks, warnings)
+    skews, wait, caused, lead = collective_skew(ranks, warnings)
     rows = []
     for r in ranks:
         s = r.summary
@@ -195,6 +204,7 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None,
         rank_count=len(rows), ranks=rows, phase_alignment=mode, overall=overall, phases=phases,
         collectives=sorted(skews, key=lambda sk: (-sk.total_wait_ns, sk.name)), collective_count=len(skews),
         collective_instances=sum(sk.instances for sk in skews), straggler_rank=straggler,
+        straggler_delay_ns=lead[straggler] if straggler is not None else None,
         most_waited_on_rank=most_waited, most_waiting_rank=most_waiting, compute_imbalance=comp,
         communication_imbalance=comm, noncollective_imbalance=noncoll, imbalance_side=side,
         primary_rank=primary, primary_reason=reason, warnings=warnings)

@@ -1,4 +1,10 @@
-"""Find the rank files of a multi-rank run and decide each file's rank number.
+"""Find the rank files of a multi-rank run, decide whether several files are one, and each file's rank.
+
+Several files are the ranks of one run only when something says so (`one_run_evidence`): every
+file records a distinct MPI rank, or every file ran the same application (pa.metrics.same_app: the
+kernels they share, by time), or the user says so (--rank-set). Two unrelated captures are not a
+rank set: a digit in a name (nsys2023.3_openmp_t4 -> "rank 4") proves nothing, and cross-rank facts
+of unrelated programs ("imbalance 200 %") mean nothing. Such files are summarised one by one.
 
 A rank comes from the profile's MPI metadata when it records exactly one rank, else from the file
 name (the last integer after rank/report, e.g. report.3.sqlite, rank_0012.db, out-rank7.nsys.sqlite,
@@ -12,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pa.errors import UserError
+from pa.metrics.model import ProfileSummary
+from pa.metrics.same_app import SAME_APP_MIN_SHARED, same_application
 
 DIRECTORY_PATTERNS = ("report.*.sqlite", "rank_*.db", "rank*.sqlite", "*.sqlite", "*.db")
 _NAMED = re.compile(r"(?:rank|report)[._\-]?(\d+)", re.IGNORECASE)
@@ -83,3 +91,20 @@ def assign_ranks(paths: Sequence[Path],
     if len(paths) > 1:
         warnings.append("ranks could not be read from MPI metadata or file names; numbered by file order")
     return list(range(len(paths))), ["order"] * len(paths), warnings
+
+
+def one_run_evidence(summaries: Sequence[ProfileSummary]) -> str | None:
+    """Why several files are the ranks of one run, or None when nothing in them says so (module docs)."""
+    ranks = [s.profile.rank for s in summaries]
+    if all(r is not None for r in ranks) and len(set(ranks)) == len(ranks):
+        return "every file records its own MPI rank"
+    if len(summaries) > 1 and all(same_application(summaries[0], s) for s in summaries[1:]):
+        return "every file ran the same kernels"
+    return None
+
+
+def not_one_run_reason(summaries: Sequence[ProfileSummary]) -> str:
+    """The one line saying why the files were not taken as one run's ranks (for stderr and errors)."""
+    return (f"the {len(summaries)} files are not the ranks of one run: not every file records its own MPI rank, "
+            f"and they do not run the same kernels (at least {100 * SAME_APP_MIN_SHARED:.0f} % of each file's "
+            "kernel time in kernels the others ran)")

@@ -114,6 +114,10 @@ class CrossRank(_Model):
     collective_instances: int = Field(0, description="Σ matched instances over all collective names")
     straggler_rank: int | None = Field(
         None, description="rank that arrives last at the most collective instances (the one others wait for)")
+    straggler_delay_ns: int | None = Field(
+        None, description="Σ over the collective calls the straggler arrived last at of its lead over the "
+                          "next-latest rank: the part of every other rank's wait it alone causes, by which the "
+                          "run shortens if it arrives with the others (pa.ranks.cross)")
     most_waited_on_rank: int | None = Field(
         None, description="rank whose late arrivals cost the others the most summed wait")
     most_waiting_rank: int | None = Field(None, description="rank with the largest collective wait")
@@ -145,6 +149,7 @@ class CrossRank(_Model):
         out: dict[str, Any] = {
             "cross_rank.rank_count": self.rank_count,
             "cross_rank.straggler_rank": self.straggler_rank,
+            "cross_rank.straggler_delay_ns": self.straggler_delay_ns,
             "cross_rank.most_waited_on_rank": self.most_waited_on_rank,
             "cross_rank.most_waiting_rank": self.most_waiting_rank,
             "cross_rank.compute_imbalance": self.compute_imbalance,

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import PurePath
 
 from pa.llm.model import LlmFailure, LlmOutcome
+from pa.metrics.idle import gpu_activity_captured
 from pa.metrics.model import ProfileSummary
 from pa.ranks.model import CrossRank
 from pa.report.gains import gain_text
@@ -145,8 +146,7 @@ def _copy_bytes(s: ProfileSummary, directions: tuple[str, ...]) -> int | None:
 def key_metrics(s: ProfileSummary, analysis_ns: int | None = None, steady: bool | None = None) -> KeyMetrics:
     """Copy the headline numbers of one ProfileSummary (None stays None: never a silent 0)."""
     g = s.gpu
-    captured = s.host_side is None and g.device_count > 0 and not any(
-        k.what in ("kernels", "gpu_activity") for k in s.skipped)
+    captured = gpu_activity_captured(s)
     issued = None
     if s.launch is not None:
         issued = bool(s.launch.launch_count or (s.host_side or {}).get("host_memcpy_calls")

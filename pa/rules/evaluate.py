@@ -453,11 +453,15 @@ def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int, a
             capped[rid] = (frac if span > 0 and rule.claim == "recoverable" else None, None)
             continue
         want = round(frac * span)
-        got = max(0, min(want, left[rule.bucket], total_left))
+        # A `scope: ranks` claim is a loss every rank waits for (the straggler's delay): on the
+        # primary rank it may sit in another bucket (the others' MPI wait, or the straggler's own
+        # compute the host never waits on), so the primary's bucket does not bound it; the span does.
+        bucket_left = total_left if rule.scope == "ranks" else left[rule.bucket]
+        got = max(0, min(want, bucket_left, total_left))
         note = None
         if got < want:
             why = (f"higher-ranked findings already claim the rest of the {rule.bucket} time or of the span"
-                   if min(buckets[rule.bucket], span) >= want else
+                   if rule.scope == "ranks" or min(buckets[rule.bucket], span) >= want else
                    f"only {min(buckets[rule.bucket], span) / span:.1%} of the span is {rule.bucket} time "
                    f"that can shorten the run" + (" (GPU work the host waited on)" if rule.bucket == "compute"
                                                    else ""))
@@ -471,7 +475,7 @@ def _rank_and_cap(fired: dict[str, Fired], buckets: dict[str, int], span: int, a
             o.values["claimed_fraction"] = got / span
             o.values["claimed_window_fraction"] = share
             continue
-        left[rule.bucket] -= got
+        left[rule.bucket] = max(0, left[rule.bucket] - got)
         total_left -= got
         claims[rule.bucket] += got
         if note:

@@ -136,7 +136,9 @@ class Rule:
     references: tuple[str, ...]
     suppresses: tuple[Suppression, ...]
     pack: str
-    scope: str = "run"  # 'run', or 'phase': evaluated once per phase with `phase.*` bound to it
+    # 'run'; 'phase': evaluated once per phase with `phase.*` bound to it; 'ranks': evaluated like
+    # 'run', its claim a loss every rank waits for, capped by the span and not the primary's bucket
+    scope: str = "run"
     claim: str = "recoverable"  # 'recoverable' (bounded by the trace), 'speculative' or 'none' (capture)
     counterfactual: str | None = None
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
