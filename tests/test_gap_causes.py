@@ -8,6 +8,7 @@ numpy, no engine code) must give the same idle and recoverable time per cause, t
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import sqlite3
 from collections import defaultdict
@@ -156,12 +157,14 @@ KINDS = (("sync", lambda n: bool(SYNC.match(n))),
          ("copy", lambda n: n.startswith(("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset"))),
          ("compile", lambda n: n.startswith(("cuModuleLoad", "cuLibraryLoad", "cudaLibraryLoad", "cuLinkComplete",
                                              "cuLinkAdd", "nvrtcCompileProgram"))),
+         ("load", lambda n: False),   # lazy loading: the driver's loading records and slow first launches
          ("launch", lambda n: n.startswith(("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKernel",
                                             "cudaGraphLaunch", "cuGraphLaunch", "cuLaunchCooperativeKernel"))),
          ("alloc", lambda n: n.startswith(("cudaMalloc", "cudaHostAlloc", "cuMemAlloc", "cuMemHostAlloc",
                                            "cudaFree", "cuMemFree"))))
-OWNER_OF = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "launch": "launch", "alloc": "alloc",
-            "mpi": "mpi"}
+OWNER_OF = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "load": "load", "launch": "launch",
+            "alloc": "alloc", "mpi": "mpi"}
+LAZY_LOAD_MIN_NS = 1_000_000   # a launch call this long loads its kernel's module (rules/thresholds.yaml)
 
 
 def _merge(pairs):
@@ -235,15 +238,27 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
             ops += conn.execute(f'SELECT start, "end", deviceId, (globalPid >> 24) & 16777215 FROM {t} '
                                 f'WHERE "end" >= start').fetchall()
     names = dict(conn.execute("SELECT id, value FROM StringIds"))
-    calls = conn.execute('SELECT start, "end", nameId, (globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME '
-                         'WHERE "end" >= start').fetchall()
+    calls = conn.execute('SELECT start, "end", nameId, (globalTid >> 24) & 16777215, correlationId '
+                         'FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE "end" >= start').fetchall()
+    # each process's first launch of each kernel (by its full name): the only launches that can load
+    first = set()
+    if "CUPTI_ACTIVITY_KIND_KERNEL" in tables:
+        seen = set()
+        for pid, name, corr in conn.execute('SELECT (globalPid >> 24) & 16777215, demangledName, correlationId '
+                                            'FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start'):
+            if (pid, name) not in seen:
+                seen.add((pid, name))
+                first.add((pid, corr))
     over = conn.execute('SELECT start, "end", (globalTid >> 24) & 16777215 FROM PROFILER_OVERHEAD').fetchall() \
         if "PROFILER_OVERHEAD" in tables else []
-    jit = conn.execute(
-        'SELECT c.start, c."end", (c.globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_OVERHEAD c '
+    driver = conn.execute(
+        'SELECT c.start, c."end", (c.globalTid >> 24) & 16777215, t.label FROM CUPTI_ACTIVITY_KIND_OVERHEAD c '
         "JOIN ENUM_CUPTI_OVERHEAD_TYPE t ON t.id = c.overheadType WHERE t.label LIKE '%(CUDA)%' "
         "AND (t.label LIKE '%JIT%' OR t.label LIKE '%compil%' OR t.label LIKE '%loading%')").fetchall() \
         if {"CUPTI_ACTIVITY_KIND_OVERHEAD", "ENUM_CUPTI_OVERHEAD_TYPE"} <= tables else []
+    # the driver's module loading is start-up (load), its JIT compiler's work is compile
+    jit = [(a, b, p) for a, b, p, label in driver if "loading" not in label.lower()]
+    loads = [(a, b, p) for a, b, p, label in driver if "loading" in label.lower()]
     if "NVTX_EVENTS" in tables:  # ranges the application names as compiling
         texts = conn.execute('SELECT n.start, n."end", (n.globalTid >> 24) & 16777215, coalesce(n.text, s.value) '
                              'FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId '
@@ -274,14 +289,22 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
     for dev in sorted({o[2] for o in ops}):
         pids = {o[3] for o in ops if o[2] == dev}
         busy = _merge([(o[0], o[1]) for o in ops if o[2] == dev])
-        sets = {k: _merge([(s, e) for s, e, n, p in calls if p in pids and test(names.get(n, ""))]
-                          + ([(s, e) for s, e, p in jit if p in pids] if k == "compile" else []))
+        def slow_launch(s: int, e: int, n: int, p: int, c: int) -> bool:
+            return e - s >= LAZY_LOAD_MIN_NS and (p, c) in first and dict(KINDS)["launch"](names.get(n, "")) \
+                and not names.get(n, "").startswith(("cudaGraphLaunch", "cuGraphLaunch"))
+
+        sets = {k: _merge([(s, e) for s, e, n, p, c in calls if p in pids and test(names.get(n, ""))
+                           and not (k == "launch" and slow_launch(s, e, n, p, c))]
+                          + ([(s, e) for s, e, p in jit if p in pids] if k == "compile" else [])
+                          + ([(s, e) for s, e, p in loads if p in pids] if k == "load" else [])
+                          + ([(s, e) for s, e, n, p, c in calls if p in pids and slow_launch(s, e, n, p, c)]
+                             if k == "load" else []))
                 for k, test in KINDS}
         ov = _merge([(s, e) for s, e, p in over if p in pids])
         mpi_set = _merge([(s, e) for s, e, p in mpi if p in pids])
         api_set = _merge([tuple(x) for m in sets.values() for x in m])
         every = _merge([tuple(x) for m in (*sets.values(), ov, mpi_set) for x in m])
-        alloc_in_lc = _intersect(sets["alloc"], _merge([tuple(x) for k in ("launch", "compile", "sync", "copy")
+        alloc_in_lc = _intersect(sets["alloc"], _merge([tuple(x) for k in ("launch", "compile", "load", "sync", "copy")
                                                         for x in sets[k]]))
         mpi_in_api = _intersect(mpi_set, api_set)
         idle: dict[str, int] = defaultdict(int)
@@ -319,18 +342,20 @@ def reference_causes(path: Path) -> dict[int, tuple[dict[str, int], dict[str, in
                 owner, r = "cpu_stall", rest
             elif 2 * cover["compile"] >= rest:
                 owner, r = "compile", cover["compile"]
+            elif 2 * cover["load"] >= rest:
+                owner, r = "load", 0   # module loading is start-up: nothing recovered
             else:
                 order = [k for k, _ in KINDS] + ["mpi"]
                 kind = max(cover, key=lambda k: (cover[k], -order.index(k)))
                 owner = OWNER_OF[kind]
                 r = {"sync": min(rest, prev), "copy_wait": min(rest, prev), "launch": cover["launch"],
-                     "alloc": cover["alloc"], "compile": cover["compile"], "mpi": rest}[owner]
+                     "alloc": cover["alloc"], "compile": cover["compile"], "load": 0, "mpi": rest}[owner]
             part = mpi_only if owner == "cpu_stall" else 0
-            if owner in ("launch", "compile", "sync", "copy_wait"):
+            if owner in ("launch", "compile", "load", "sync", "copy_wait"):
                 # the allocation calls' own part (outside launch, compile, sync and copy calls) is the
                 # allocation's; in a round trip its recoverable share comes out of the owner's
                 alloc_only = max(cover["alloc"] - _cover(alloc_in_lc, g0, g1), 0)
-                if owner in ("launch", "compile"):
+                if owner in ("launch", "compile", "load"):
                     alloc_part = min(alloc_only, max(rest - r, 0))
                     rec["alloc"] += alloc_part
                 else:
@@ -405,3 +430,25 @@ def test_host_work_after_the_last_kernel_is_the_runs_wind_down() -> None:
     assert g.idle_by_cause == {"cpu_stall": 43 * ms}
     assert g.wind_down_host_work_ns == 38 * ms          # 60→70 and 72→100: after the last kernel
     assert device_gaps(busy, t, 0, 110 * ms).wind_down_host_work_ns == 0   # no kernel known: nothing is wind-down
+
+
+def test_a_launch_that_loads_its_module_is_start_up_not_launch_overhead(scenario_profiles) -> None:
+    """Issue 25, item 3: the first launch of each kernel pays lazy module loading (3 ms here).
+
+    A launch costs microseconds and, while the GPU idles, no full queue can block it: a launch call
+    of a millisecond or more is loading. Its gap is `load`, recovering nothing (the module is loaded
+    once per process, eagerly or lazily), never launch overhead a graph would remove.
+    """
+    path = scenario_profiles.path("warmup_dominated", "nsys")
+    g = summarize(path).idle_gaps[0]
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    kernels = conn.execute('SELECT start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start').fetchall()
+    slow = conn.execute('SELECT r.start, r."end" FROM CUPTI_ACTIVITY_KIND_RUNTIME r '
+                        "JOIN StringIds s ON s.id = r.nameId "
+                        "WHERE s.value LIKE 'cudaLaunchKernel%' AND r.\"end\" - r.start >= 1000000").fetchall()
+    conn.close()
+    # by hand: the gaps between kernels that a slow launch call covers for more than half
+    loading = sum(b[0] - a[1] for a, b in itertools.pairwise(kernels)
+                  if any(2 * (min(e, b[0]) - max(s, a[1])) > b[0] - a[1] for s, e in slow))
+    assert loading > 0 and g.idle_by_cause.get("load") == loading
+    assert "load" not in g.recoverable_by_cause and "launch" not in g.idle_by_cause

@@ -32,8 +32,11 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
    long ones are host work: the gap length tells them apart. A gap under QUEUE_GAP_MAX_NS (10 µs)
    with no host call in it is `dispatch` too: the device's own latency between operations queued
    back to back (the host was ahead), which recovers ~nothing.
-4. otherwise the kind of call covering most of the gap: `compile` (module loading, JIT, the driver's
-   lazy loading, NVTX/rocTX ranges named as compiling), `launch`, `alloc`, `mpi` (or `sync` /
+4. otherwise the kind of call covering most of the gap: `compile` (module-load and JIT calls, the
+   driver's JIT records, NVTX/rocTX ranges named as compiling), `load` (lazy loading: the driver's
+   loading records, and a kernel's first launch call in its process when it lasts at least
+   lazy_load_min_ns, 1 ms: a launch costs microseconds, and while the GPU idles no full queue
+   blocks it, so it is loading the kernel's module), `launch`, `alloc`, `mpi` (or `sync` /
    `copy_wait` for blocking calls that began inside the gap). In a gap owned by `launch`, `compile`,
    `sync` or `copy_wait` the allocation and free calls own the part they cover (outside the launch,
    compile, sync and copy calls; in a round trip that part's recoverable time is taken out of the
@@ -63,8 +66,11 @@ Recoverable time, per gap, is what the trace proves the named fix can remove (th
   this device already do, so each gap recovers its length minus the device's shortest gap;
 - alloc: the allocation calls go (a memory pool, allocations hoisted out of the loop): at most the
   part of the gap those calls cover;
-- compile: the modules are loaded and compiled before the timed work (a warm-up, cached or
-  ahead-of-time compiled kernels): at most the part of the gap the loading and JIT cover;
+- compile: the kernels are compiled before the timed work (a warm-up, cached or ahead-of-time
+  compiled kernels): at most the part of the gap the JIT covers;
+- load: nothing. Lazy loading happens once per kernel and process, on first use or eagerly at
+  start-up (CUDA_MODULE_LOADING=EAGER): either way the run pays it once, as start-up (issue 25).
+  A module the program loads or compiles itself in its loop (cuModuleLoad*, NVRTC) is `compile`;
 - overhead, unknown: nothing.
 
 Busy time is on the critical path when the host waited for it: the busy intervals that end while the
@@ -84,8 +90,8 @@ from pa.metrics.idle import idle_ns
 from pa.metrics.model import DeviceGaps, Gap, GapBucket
 from pa.metrics.thresholds import DEFAULT_THRESHOLDS
 
-GAP_CAUSES = ("sync", "copy_wait", "launch", "alloc", "compile", "mpi", "dispatch", "cpu_stall", "overhead",
-              "unknown")
+GAP_CAUSES = ("sync", "copy_wait", "launch", "alloc", "compile", "load", "mpi", "dispatch", "cpu_stall",
+              "overhead", "unknown")
 _CODE = {c: i for i, c in enumerate(GAP_CAUSES)}
 
 # Idle-gap histogram buckets, ns: <10 µs, 10–100 µs, 100 µs–1 ms, 1–10 ms, 10–100 ms, >100 ms.
@@ -103,19 +109,21 @@ LARGEST_GAPS = 10
 QUEUE_GAP_MAX_NS = 10_000
 # Host kinds whose coverage of a gap is measured, in the order ties are broken: module loading inside
 # a launch call (lazy loading) is compilation, not launch overhead.
-_KINDS = ("sync", "copy", "compile", "launch", "alloc", "mpi")
-_OWNER_OF_KIND = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "launch": "launch", "alloc": "alloc",
-                  "mpi": "mpi"}
+_KINDS = ("sync", "copy", "compile", "load", "launch", "alloc", "mpi")
+_OWNER_OF_KIND = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "load": "load", "launch": "launch",
+                  "alloc": "alloc", "mpi": "mpi"}
 
 
 @dataclass(frozen=True)
 class HostSets:
     """Merged host intervals of the processes using one device, by kind (calls of all their threads).
 
-    sync: synchronising calls; copy: memcpy/memset calls; launch: kernel and graph launches;
-    alloc: allocation and free calls; compile: module loading and JIT (API calls, the driver's own
-    lazy-loading and JIT records, ranges the application names as compiling); mpi: MPI calls;
-    overhead: profiler overhead records.
+    sync: synchronising calls; copy: memcpy/memset calls; launch: kernel and graph launches (not
+    the slow first ones that load a module); alloc: allocation and free calls; compile: module-load
+    and JIT calls (cuModuleLoad*, NVRTC, cuLink: a program may call them in its loop), the driver's
+    JIT records, ranges the application names as compiling; load: lazy loading, once per kernel and
+    process (the driver's loading records, a kernel's first launch call when it loads the module);
+    mpi: MPI calls; overhead: profiler overhead records.
     """
 
     sync: iv.Merged
@@ -125,11 +133,12 @@ class HostSets:
     mpi: iv.Merged
     overhead: iv.Merged
     compile: iv.Merged = iv.EMPTY
+    load: iv.Merged = iv.EMPTY
 
     def kinds(self) -> dict[str, iv.Merged]:
         """The API and MPI sets by kind name (overhead apart)."""
-        return {"sync": self.sync, "copy": self.copy, "compile": self.compile, "launch": self.launch,
-                "alloc": self.alloc, "mpi": self.mpi}
+        return {"sync": self.sync, "copy": self.copy, "compile": self.compile, "load": self.load,
+                "launch": self.launch, "alloc": self.alloc, "mpi": self.mpi}
 
 
 @dataclass(frozen=True)
@@ -225,11 +234,14 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
     # Fallback owners (the call kind covering most of the gap) and their recoverable time.
     # Module loading and JIT run inside other calls (a launch that loads its module lazily): when they
     # cover most of the gap, they are its cause, whatever call contains them.
+    loading = 2 * cover["load"] >= rest
+    owner[loading] = _CODE["load"]
     compiling = 2 * cover["compile"] >= rest
     owner[compiling] = _CODE["compile"]
     top_cover = np.where(compiling, cover["compile"], top_cover)
+    # module loading recovers nothing: loaded eagerly or lazily, it is paid once per process (start-up)
     for name, rec in (("sync", r_prev), ("copy_wait", r_prev), ("launch", cover["launch"]), ("alloc", top_cover),
-                      ("compile", top_cover), ("mpi", rest)):
+                      ("compile", top_cover), ("load", np.zeros(n, dtype=np.int64)), ("mpi", rest)):
         m = owner == _CODE[name]
         recoverable[m] = rec[m]
     # Host work dominates a gap that no wait explains; in a short gap that is the dispatch path, whose
@@ -286,10 +298,10 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
         parts.append(GapPart("mpi", part.astype(np.int64), taken, taken))
     # Allocation inside a launch- or compile-owned gap is the allocation's: a pool removes it, beside
     # whatever the graph or the warm-up removes (the owner keeps the calls it covers).
-    cover_gap = (owner == _CODE["launch"]) | (owner == _CODE["compile"])
+    cover_gap = (owner == _CODE["launch"]) | (owner == _CODE["compile"]) | (owner == _CODE["load"])
     trip_gap = (owner == _CODE["sync"]) | (owner == _CODE["copy_wait"])
     if n and np.any((cover_gap | trip_gap) & (cover["alloc"] > 0)):
-        others = iv.union_of([host.launch, host.compile, host.sync, host.copy])
+        others = iv.union_of([host.launch, host.compile, host.load, host.sync, host.copy])
         alloc_only = np.maximum(cover["alloc"] - iv.covered_many(iv.intersect(host.alloc, others), gs, ge), 0)
         # beside a launch or compile owner, the pool's recovery is its own; in a round trip, running
         # ahead already hides the allocation, so its part of the gap's recoverable time is taken over

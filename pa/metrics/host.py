@@ -838,13 +838,22 @@ def mpi_summary(rel: Relations, span_ns: int) -> MpiSummary:
 Intervals = tuple[np.ndarray, np.ndarray, np.ndarray]  # (pid, start, end), int64, valid rows only
 
 
-def fetch_intervals(rel: Relations, relation: str) -> Intervals:
-    """(pid, start, end) of the well-formed rows of an interval relation (mpi_calls, overhead)."""
+def fetch_intervals(rel: Relations, relation: str, where: str | None = None) -> Intervals:
+    """(pid, start, end) of the well-formed rows of an interval relation (mpi_calls, overhead).
+
+    `where`: a condition pa writes (never the profile's text) on the relation's columns.
+    """
     if not rel.available(relation):
         z = np.zeros(0, dtype=np.int64)
         return z, z, z
-    arr = rel.fetch_ints(f"SELECT pid, start, \"end\" FROM pa_{relation} WHERE {VALID}", 3)
+    cond = f"{VALID} AND ({where})" if where else VALID
+    arr = rel.fetch_ints(f"SELECT pid, start, \"end\" FROM pa_{relation} WHERE {cond}", 3)
     return arr[:, 0], arr[:, 1], arr[:, 2]
+
+
+# The CUDA driver's records of module loading (Runtime module loading, Lazy function loading), apart
+# from its JIT compiler's: loading is start-up, compiling is a cost a cache removes (pa.metrics.gaps).
+DRIVER_LOADING = "lower(name) LIKE '%loading%'"
 
 
 def overhead_summary(overhead: Intervals, span_ns: int) -> OverheadSummary:
@@ -857,12 +866,19 @@ def overhead_summary(overhead: Intervals, span_ns: int) -> OverheadSummary:
 
 
 def host_sets(api: ApiCalls | None, pids: set[int], mpi: Intervals, overhead: Intervals,
-              driver_jit: Intervals | None = None) -> HostSets | None:
+              driver_jit: Intervals | None = None, driver_load: Intervals | None = None,
+              lazy_load_min_ns: int | None = None, first_launches: np.ndarray | None = None) -> HostSets | None:
     """Merged host intervals of the processes `pids` by kind, for the gaps of one device.
 
     None when the profile holds no host API calls at all: nothing can then be said of what the host
     did during a gap. Calls of kind "other" are not fetched (rocpd files hold tens of millions of
     HSA calls): a gap that no launch, copy, sync, alloc or MPI call covers is host work.
+    compile: module-loading and JIT calls (cuModuleLoad*, NVRTC, cuLink; a program may call them in
+    its loop), `driver_jit` (the driver's JIT records and the ranges the application names as
+    compiling); load: `driver_load` (the driver's own loading records) and the first launch call of
+    each kernel when it lasts at least `lazy_load_min_ns` (`first_launches`: pid << 32 | correlation
+    id of each process's first launch of each kernel): lazy loading, once per function and process,
+    which then leaves the launch set.
     """
     if api is None or not pids:
         return None
@@ -881,14 +897,45 @@ def host_sets(api: ApiCalls | None, pids: set[int], mpi: Intervals, overhead: In
         m = of_pids(ivs[0])
         return iv.merge(ivs[1][m], ivs[2][m])
 
-    module = pm & api.of("module")
-    jit = driver_jit if driver_jit is not None else (np.zeros(0, dtype=np.int64),) * 3
-    jm = of_pids(jit[0])
-    compile_set = iv.merge(np.concatenate([api.start[module], jit[1][jm]]),
-                           np.concatenate([api.end[module], jit[2][jm]]))
+    none = (np.zeros(0, dtype=np.int64),) * 3
+
+    def with_records(calls: np.ndarray, records: Intervals | None) -> iv.Merged:
+        rec = records if records is not None else none
+        rm = of_pids(rec[0])
+        return iv.merge(np.concatenate([api.start[calls], rec[1][rm]]), np.concatenate([api.end[calls], rec[2][rm]]))
+
+    launches = pm & api.of("launch")
+    slow = np.zeros(len(launches), dtype=bool)
+    if lazy_load_min_ns is not None and first_launches is not None and len(first_launches):
+        slow = launches & (api.end - api.start >= lazy_load_min_ns)
+        if slow.any():
+            key = (api.pid.astype(np.int64) << 32) | (api.correlation_id.astype(np.int64) & 0xFFFFFFFF)
+            slow &= np.isin(key, first_launches)
+    fast = (launches & ~slow) | (pm & api.of("graph_launch"))
     return HostSets(sync=merged("sync"), copy=merged("memcpy", "memcpy_async", "memset"),
-                    launch=merged("launch", "graph_launch"), alloc=merged("alloc", "free"),
-                    mpi=merged_iv(mpi), overhead=merged_iv(overhead), compile=compile_set)
+                    launch=iv.merge(api.start[fast], api.end[fast]), alloc=merged("alloc", "free"),
+                    mpi=merged_iv(mpi), overhead=merged_iv(overhead),
+                    compile=with_records(pm & api.of("module"), driver_jit),
+                    load=with_records(slow, driver_load))
+
+
+def first_launch_keys(pid: np.ndarray, start: np.ndarray, name_id: np.ndarray, correlation_id: np.ndarray
+                      ) -> np.ndarray:
+    """Keys (pid << 32 | correlation id) of each process's first launch of each kernel (by name).
+
+    Lazy loading loads a kernel's module when that kernel is first launched in a process: only
+    those launches can be loading (host_sets).
+    """
+    ok = correlation_id >= 0
+    if not ok.any():
+        return np.zeros(0, dtype=np.int64)
+    pid, start, name_id, corr = pid[ok], start[ok], name_id[ok], correlation_id[ok]
+    order = np.lexsort((start, name_id, pid))
+    p, n = pid[order], name_id[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (p[1:] != p[:-1]) | (n[1:] != n[:-1])
+    rows = order[first]
+    return (pid[rows].astype(np.int64) << 32) | (corr[rows].astype(np.int64) & 0xFFFFFFFF)
 
 
 def blocking_copy_rows(api: ApiCalls, copies: Ops, copy_corr: np.ndarray) -> np.ndarray:

@@ -185,7 +185,8 @@ def _device_reads() -> SharedReads:
 
 
 # The MPI, overhead and compiling intervals (pid, start, end) idle gaps are classified by.
-HostIntervals = tuple[host_metrics.Intervals, host_metrics.Intervals, host_metrics.Intervals]
+HostIntervals = tuple[host_metrics.Intervals, host_metrics.Intervals, host_metrics.Intervals,
+                      host_metrics.Intervals, np.ndarray]
 
 
 def _device_gaps(rel: Relations, acts: dict[int, DeviceActivity], api: host_metrics.ApiCalls | None,
@@ -193,16 +194,18 @@ def _device_gaps(rel: Relations, acts: dict[int, DeviceActivity], api: host_metr
                  thresholds: Thresholds, host_reads: dict[int, iv.Merged]) -> tuple[list[DeviceGaps], list[GapTable]]:
     """Per used device (ascending id): its idle gaps classified by what the host did, and the table.
 
-    `host_ivs`: the MPI, overhead and compiling intervals (pid, start, end) the causes come from;
+    `host_ivs`: the MPI, overhead, compiling and module-loading intervals (pid, start, end) the causes
+    come from, and the keys of each process's first launch of each kernel (lazy loading);
     `host_reads`: per device, the migrations that prove the host read the GPU's results.
     """
-    mpi_iv, overhead_iv, jit_iv = host_ivs
+    mpi_iv, overhead_iv, jit_iv, load_iv, first_launches = host_ivs
     gaps: list[DeviceGaps] = []
     tables: list[GapTable] = []
     for dev_id in sorted(acts):
         busy = acts[dev_id].busy
         pids = pids_by_device.get(dev_id, set())
-        host = host_metrics.host_sets(api, pids, mpi_iv, overhead_iv, jit_iv)
+        host = host_metrics.host_sets(api, pids, mpi_iv, overhead_iv, jit_iv, load_iv, thresholds.lazy_load_min_ns,
+                                      first_launches)
         table = classify_gaps(dev_id, busy, host, thresholds.host_work_min_ns, thresholds.dispatch_max_ns,
                               host_reads.get(dev_id, iv.EMPTY))
         tables.append(table)
@@ -343,7 +346,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
     mpi_iv = host_metrics.fetch_intervals(rel, "mpi_calls")
     overhead_iv = host_metrics.fetch_intervals(rel, "overhead")
     # Compiling: the driver's JIT and module loading, and ranges the application names as compiling.
-    jit_iv = host_metrics.fetch_intervals(rel, "driver_jit")
+    jit_iv = host_metrics.fetch_intervals(rel, "driver_jit", f"NOT ({host_metrics.DRIVER_LOADING})")
+    load_iv = host_metrics.fetch_intervals(rel, "driver_jit", host_metrics.DRIVER_LOADING)
     if marker_job is not None:
         marker_scan: host_metrics.MarkerScan | None = marker_job.result()
     elif rel.available("markers"):
@@ -401,7 +405,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
         for d in np.unique(ops.device).tolist():
             all_pids_by_device.setdefault(d, set()).update(np.unique(ops.pid[ops.device == d]).tolist())
 
-    host_ivs = (mpi_iv, overhead_iv, jit_iv)
+    host_ivs = (mpi_iv, overhead_iv, jit_iv, load_iv,
+                host_metrics.first_launch_keys(kernels.pid, kernels.start, kx["name_id"], kx["correlation_id"]))
     # The idle gaps of each device and their causes; on rocpd files on the worker, whose share
     # after the two threads meet (phases, the launch summary) is the shorter one there.
     host_reads = host_read_migrations(copies, cx)

@@ -50,6 +50,11 @@ class Thresholds:
     """An idle gap shorter than this in which the host's own time dominates is per-operation dispatch
     (cause `dispatch`), not host work: the gap between two operations an eager framework issues."""
 
+    lazy_load_min_ns: int = 1_000_000
+    """A kernel launch call at least this long is loading the kernel's module on first use (CUDA lazy
+    loading, HIP's on-demand code objects): cause `load`, start-up inside the window, not launch
+    overhead."""
+
     imbalance_side_min: float = 0.10
     """Cross-rank imbalance ((max - min) / mean) of kernel or MPI time from which the run's imbalance is
     called compute- or communication-side (`cross_rank.imbalance_side`); below it, 'balanced'."""
@@ -91,6 +96,7 @@ _RANGES: dict[str, tuple[float, float, bool]] = {
     "phase_min_kernels_per_window": (1, math.inf, True),
     "host_work_min_ns": (0, math.inf, True),
     "dispatch_max_ns": (0, math.inf, True),
+    "lazy_load_min_ns": (1, math.inf, True),
     "imbalance_side_min": (0.0, math.inf, False),
     "phase_order_tolerance": (0.0, math.inf, False),
     "measured_pinned_min_bytes": (1, math.inf, True),

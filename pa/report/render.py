@@ -78,7 +78,8 @@ def fmt_factor(speedup_pct: float | None) -> str:
 
 # What each gap cause is called in the reports (pa.metrics.gaps.GAP_CAUSES).
 CAUSE_NAMES = {"cpu_stall": "host work", "sync": "sync round trips", "copy_wait": "copy waits",
-               "launch": "launch calls", "alloc": "alloc/free", "compile": "module loading/JIT", "mpi": "MPI",
+               "launch": "launch calls", "alloc": "alloc/free", "compile": "compilation/JIT",
+               "load": "module loading (start-up)", "mpi": "MPI",
                "dispatch": "per-op dispatch", "overhead": "profiler overhead",
                "unknown": "host not captured"}
 
