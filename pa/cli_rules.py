@@ -7,12 +7,13 @@ from pathlib import Path
 
 import click
 
+from pa.cli import SuggestingGroup
 from pa.cli_options import queries_option, rules_option
 from pa.errors import UserError, closest, one_line_errors
 
 # A plain Group object (not a decorated function) so its type is known across the import cycle
 # with pa.cli, which registers it.
-rules_group: click.Group = click.Group(
+rules_group: click.Group = SuggestingGroup(
     "rules", help="Inspect, validate and explain the declarative rule packs.")
 
 
