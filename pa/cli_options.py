@@ -65,6 +65,50 @@ def json_format(fmt: str | None, as_json: bool) -> str | None:
     return "json"
 
 
+def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") -> str:
+    """--format wins; else the extension of -o; else `fallback` (pa.toml's format, else text).
+
+    An -o extension that names no format (`-o x.pdf`) is refused rather than filled with text.
+    """
+    from pa.errors import UserError
+
+    if fmt:
+        return fmt
+    if output is not None and output.suffix and str(output) != "-":
+        from pa.report.render import EXTENSIONS
+
+        by_ext = {ext: name for name, ext in EXTENSIONS.items()}
+        by_ext[".markdown"] = "markdown"
+        by_ext[".htm"] = "html"
+        if output.suffix.lower() not in by_ext:
+            known = ", ".join(sorted(by_ext))
+            raise UserError(f"-o {output}: no output format for {output.suffix!r} (known: {known}); "
+                            "give -f/--format or one of those extensions")
+        return by_ext[output.suffix.lower()]
+    return fallback
+
+
+def output_format(fmt: str | None, as_json: bool, output: Path | None,
+                  formats: tuple[str, ...] = REPORT_FORMATS) -> str:
+    """The format a command writes, by one rule for every command (`pa summary`, `analyze`, `compare`).
+
+    On the command line `-f` or `--json` (they must agree); else the extension of `-o`; else pa.toml's
+    `format` (it reaches `fmt` through click's default map, so it must not beat `-o x.html` or
+    `--json` given by hand); else text. A format the command cannot write is one line, exit 2.
+    """
+    from click.core import ParameterSource
+
+    from pa.errors import UserError
+
+    ctx = click.get_current_context()
+    from_file = ctx.get_parameter_source("fmt") == ParameterSource.DEFAULT_MAP
+    chosen = choose_format(json_format(None if from_file else fmt, as_json), output,
+                           fallback=(fmt if from_file and fmt else "text"))
+    if chosen not in formats:
+        raise UserError(f"pa {ctx.info_name} writes {', '.join(formats[:-1])} or {formats[-1]}, not {chosen}")
+    return chosen
+
+
 rules_option = click.option(
     "--rules", "site_packs", multiple=True, type=click.Path(path_type=Path),
     help="Site rule pack (YAML), applied after the built-in packs; repeatable, in order.")
