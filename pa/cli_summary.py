@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 import click
 
 from pa.cli_options import (
+    TEXT_OR_JSON,
     color_option,
+    format_option_of,
     json_option,
     keep_paths_option,
     output_format,
@@ -28,9 +30,8 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default=None,
-              help="text (the tables) or json (the ProfileSummary; several ranks: per-rank summaries and "
-                   "cross-rank facts). Default: from -o's extension (.json), else text.")
+@format_option_of(TEXT_OR_JSON, "text (the tables) or json (the ProfileSummary; several ranks: per-rank summaries "
+                                "and cross-rank facts)")
 @output_option
 @json_option
 @color_option
@@ -57,7 +58,7 @@ def summary(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, as
     from pa.pipeline import expand_profiles, summarize_run
 
     files = expand_profiles(profiles)
-    fmt = output_format(fmt, as_json, output, formats=("text", "json"))
+    fmt = output_format(fmt, as_json, output, formats=TEXT_OR_JSON)
     out = plan_output(output, ".json" if fmt == "json" else ".txt", inputs=files)   # before any work
     with progress_bar(len(files)) as progress, working_on(files[0] if len(files) == 1 else None):
         stage1 = summarize_run(files, options=replace(run, keep_paths=keep_paths, query_dirs=query_dirs, steady=False),

@@ -236,3 +236,16 @@ def test_example_refuses_to_replace_a_file_without_force(tmp_path: Path) -> None
     code, _, err = run("example", "--ranks", "2", str(rank.parent))
     assert code == 2 and "exists; give --force" in err and rank.read_bytes() == b"a real rank file"
     assert run("example", "--ranks", "2", str(rank.parent), "--force")[0] == 0
+
+
+def test_rules_explain_takes_the_same_output_options(demo: Path, tmp_path: Path) -> None:
+    """`pa rules explain` had --json alone: -f, -o and --json now mean what they mean on the other commands."""
+    code, by_flag, _ = run("rules", "explain", "GPU-IDLE-001", str(demo), "--json")
+    code2, by_format, _ = run("rules", "explain", "GPU-IDLE-001", str(demo), "-f", "json")
+    assert code == code2 == 0 and json.loads(by_flag) == json.loads(by_format)
+    code, _, err = run("rules", "explain", "GPU-IDLE-001", str(demo), "-o", str(tmp_path / "why.json"))
+    assert code == 0 and err.strip() == "wrote why.json (json)"
+    assert json.loads((tmp_path / "why.json").read_text()) == json.loads(by_flag)
+    code, _, err = run("rules", "explain", "GPU-IDLE-001", str(demo), "-o", str(tmp_path / "why.html"))
+    assert code == 2 and err.strip() == "pa: error: pa rules explain writes text or json, not html"
+    assert not (tmp_path / "why.html").exists()
