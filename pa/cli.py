@@ -165,11 +165,11 @@ def _closed_pipe_exits_zero() -> Iterator[None]:
     except OSError as exc:
         if exc.errno != errno.EPIPE:
             raise
-        _silence_stdout()
+        silence_stdout()
         raise click.exceptions.Exit(0) from None
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     """Point stdout at /dev/null, so that nothing left in its buffer fails again at exit."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -198,7 +198,7 @@ def run() -> None:
         try:
             sys.stdout.flush()
         except BrokenPipeError:
-            _silence_stdout()
+            silence_stdout()
         raise SystemExit(exc.code) from None
 
 

@@ -83,11 +83,21 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
     doc = pipeline.compare(before, after, request)
     colored = use_color(color, out.is_stdout and sys.stdout.isatty())
     text = pipeline.render_comparison(doc, fmt, templates_dir=templates_dir, color=colored)
-    if out.path is None:
-        click.echo(text, nl=not text.endswith("\n"), color=colored)   # click would strip the styles off a pipe
-    else:
-        write_output(out, text)
-        click.echo(wrote(out, fmt), err=True)
-    if fail_on is not None and doc["verdict"] in FAIL_ON[fail_on]:
+    failed = fail_on is not None and doc["verdict"] in FAIL_ON[fail_on]
+    try:
+        if out.path is None:
+            click.echo(text, nl=not text.endswith("\n"), color=colored)   # click would strip the styles off a pipe
+        else:
+            write_output(out, text)
+            click.echo(wrote(out, fmt), err=True)
+    except BrokenPipeError:
+        # A reader that stopped early is no failure (pa.cli: exit 0), but it must not hide the verdict
+        # of a CI gate: `pa compare a b --fail-on regression | head -1` still exits 1 on a regression.
+        if not failed:
+            raise
+        from pa.cli import silence_stdout
+
+        silence_stdout()
+    if failed:
         click.echo(f"pa: verdict {doc['verdict']} matches --fail-on {fail_on}: exit {FAIL_EXIT_CODE}", err=True)
         raise SystemExit(FAIL_EXIT_CODE)

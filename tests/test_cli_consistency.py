@@ -249,3 +249,20 @@ def test_rules_explain_takes_the_same_output_options(demo: Path, tmp_path: Path)
     code, _, err = run("rules", "explain", "GPU-IDLE-001", str(demo), "-o", str(tmp_path / "why.html"))
     assert code == 2 and err.strip() == "pa: error: pa rules explain writes text or json, not html"
     assert not (tmp_path / "why.html").exists()
+
+
+def test_a_closed_pipe_does_not_hide_a_fail_on_verdict(demo: Path, tmp_path: Path) -> None:
+    """`pa compare a b --fail-on change | head -1` is a CI gate: a reader leaving early must not turn 1 into 0."""
+    assert run("example", "--ranks", "2", str(tmp_path / "run"))[0] == 0
+    args = ["compare", str(demo), str(tmp_path / "run" / "report.1.sqlite"), "--no-llm"]
+    assert json.loads(run(*args, "-f", "json")[1])["verdict"] == "improvement"
+    for fail_on, code in (("change", 1), ("regression", 0)):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            res = subprocess.run([sys.executable, "-c", "from pa.cli import run; run()", *args, "--fail-on", fail_on],
+                                 stdout=write_end, stderr=subprocess.PIPE, timeout=120)
+        finally:
+            os.close(write_end)
+        assert res.returncode == code, (fail_on, res.stderr)
+        assert res.stderr.decode() == ("pa: verdict improvement matches --fail-on change: exit 1\n" if code else "")
