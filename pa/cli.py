@@ -14,12 +14,15 @@ flag always overrides the file.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import gc
 import importlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, ClassVar
 
 import click
 
@@ -47,12 +50,56 @@ HIDDEN = frozenset({"schema"})
 ALIASES = {"analyse": "analyze", "summarise": "summary", "summarize": "summary"}
 
 
-class LazyGroup(click.Group):
-    """A click group that imports a command's module only when that command is looked up."""
+class SuggestingGroup(click.Group):
+    """A command group that answers a mistyped subcommand with the nearest names, as git and pip do.
+
+    Every pa group uses it (the root `pa` and `pa rules|config|queries|skill`), so `pa anlyze` and
+    `pa rules lst` say the same kind of thing on every click pa supports (click 8.1 names none).
+    `aliases` are other spellings a subcommand answers to, hidden from the help; they resolve to the
+    canonical name, so pa.toml's per-command defaults (click's default map, keyed by that name) apply
+    to `pa analyse` as to `pa analyze`.
+    """
+
+    aliases: ClassVar[dict[str, str]] = {}
+
+    def visible_commands(self, ctx: click.Context) -> list[str]:
+        """The names a suggestion may offer: the listed subcommands (hidden ones stay hidden)."""
+        return [name for name, cmd in self.commands.items() if not cmd.hidden]
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The subcommand named by args[0] (an alias: its canonical name); an unknown one fails with the nearest."""
+        name = args[0] if args else ""
+        if args and not name.startswith("-") and not ctx.resilient_parsing:
+            canonical = self.aliases.get(name, name)
+            if self.get_command(ctx, canonical) is None:
+                from pa.errors import nearest
+
+                near = dict.fromkeys(self.aliases.get(n, n)
+                                     for n in nearest(name, [*self.visible_commands(ctx), *self.aliases]))
+                hint = " Did you mean " + " or ".join(f"'{n}'" for n in near) + "?" if near else ""
+                ctx.fail(f"No such command '{name}'.{hint}")
+            args = [canonical, *args[1:]]
+        return super().resolve_command(ctx, args)
+
+
+class LazyGroup(SuggestingGroup):
+    """A click group that imports a command's module only when that command is looked up.
+
+    It is also the one place where a closed pipe ends pa (`pa summary X | head -1`, `pa --help |
+    head -1`): the reader going away is no failure, so pa exits 0 as git does, with nothing on stderr.
+    Click's own answer is exit 1, the code pa documents for `--fail-on` alone.
+    """
+
+    aliases: ClassVar[dict[str, str]] = ALIASES
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """All command names, sorted (none imported)."""
         return sorted(COMMANDS)
+
+    def visible_commands(self, ctx: click.Context) -> list[str]:
+        """The listed command names, from COMMANDS (nothing imported)."""
+        return [c for c in COMMANDS if c not in HIDDEN]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """Import and return the command `cmd_name` (or an alias of it), or None for an unknown name."""
@@ -64,28 +111,16 @@ class LazyGroup(click.Group):
         assert isinstance(cmd, click.Command)
         return cmd
 
-    def resolve_command(self, ctx: click.Context, args: list[str]
-                        ) -> tuple[str | None, click.Command | None, list[str]]:
-        """The command named by args[0]; an unknown name fails with the nearest command, as git does."""
-        name = args[0] if args else ""
-        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
-            import difflib
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        """Parse pa's own options; `--help` and `--version` print here, so a closed pipe is met here too."""
+        with _closed_pipe_exits_zero():
+            return super().make_context(info_name, args, parent, **extra)
 
-            known = [c for c in COMMANDS if c not in HIDDEN] + list(ALIASES)
-            near = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
-            hint = f" Did you mean '{ALIASES.get(near[0], near[0])}'?" if near else ""
-            ctx.fail(f"No such command '{name}'.{hint}")
-        return super().resolve_command(ctx, args)
-
-    def invoke(self, ctx: click.Context) -> object:
-        """Run the command; a reader that closed the pipe (`pa summary X | head`) is no failure: exit 0."""
-        try:
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command (and any subcommand's --help); a closed pipe ends it with 0."""
+        with _closed_pipe_exits_zero():
             return super().invoke(ctx)
-        except OSError as exc:
-            if exc.errno != errno.EPIPE:
-                raise
-            _silence_stdout()
-            ctx.exit(0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List the commands with their short help from COMMANDS, without importing them."""
@@ -122,7 +157,19 @@ def main(ctx: click.Context, config_file: Path | None) -> None:
     ctx.default_map = default_map(config)
 
 
-def _silence_stdout() -> None:
+@contextlib.contextmanager
+def _closed_pipe_exits_zero() -> Iterator[None]:
+    """Turn EPIPE on stdout into exit 0 (LazyGroup's docs); every command's BrokenPipeError reaches here."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        silence_stdout()
+        raise click.exceptions.Exit(0) from None
+
+
+def silence_stdout() -> None:
     """Point stdout at /dev/null, so that nothing left in its buffer fails again at exit."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -151,7 +198,7 @@ def run() -> None:
         try:
             sys.stdout.flush()
         except BrokenPipeError:
-            _silence_stdout()
+            silence_stdout()
         raise SystemExit(exc.code) from None
 
 

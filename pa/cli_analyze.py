@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
 from pa.cli_options import (
     color_option,
     format_option,
-    json_format,
     json_option,
     keep_paths_option,
+    output_format,
     output_option,
     queries_option,
     rules_option,
@@ -31,30 +30,9 @@ from pa.cli_options import (
 )
 from pa.cli_output import check_log_file, plan_output, write_output, wrote
 from pa.cli_ranks import progress_bar, rank_options, working_on
-from pa.errors import UserError, one_line_errors
+from pa.errors import one_line_errors
 from pa.llm.cli_options import llm_cli_options
 from pa.pipeline import RunOptions
-
-
-def choose_format(fmt: str | None, output: Path | None, fallback: str = "text") -> str:
-    """--format wins; else the extension of -o; else `fallback` (pa.toml's format, else text).
-
-    An -o extension that names no format (`-o x.pdf`) is refused rather than filled with text.
-    """
-    from pa.report.render import EXTENSIONS
-
-    if fmt:
-        return fmt
-    if output is not None and output.suffix and str(output) != "-":
-        by_ext = {ext: name for name, ext in EXTENSIONS.items()}
-        by_ext[".markdown"] = "markdown"
-        by_ext[".htm"] = "html"
-        if output.suffix.lower() not in by_ext:
-            known = ", ".join(sorted(by_ext))
-            raise UserError(f"-o {output}: no output format for {output.suffix!r} (known: {known}); "
-                            "give -f/--format or one of those extensions")
-        return by_ext[output.suffix.lower()]
-    return fallback
 
 
 @click.command("analyze")
@@ -103,13 +81,7 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, as
     # LLM spend): where the report goes (an input or its sidecar first: `-o p.sqlite` is refused as
     # the profile, not as an unknown format), and the site templates it will be rendered with.
     plan_output(output, "", inputs=[*files, *site_packs])
-    source = click.get_current_context().get_parameter_source("fmt")
-    if as_json:   # --json is -f json; a format from pa.toml gives way to it
-        fmt = choose_format(json_format(fmt if source == ParameterSource.COMMANDLINE else None, as_json), output)
-    elif source == ParameterSource.DEFAULT_MAP:
-        fmt = choose_format(None, output, fallback=fmt or "text")   # pa.toml's format: -o's extension wins
-    else:
-        fmt = choose_format(fmt, output)
+    fmt = output_format(fmt, as_json, output)
     out = plan_output(output, EXTENSIONS[fmt], inputs=[*files, *site_packs])
     for flag, key in (("--log", "log"), ("--transcript", "transcript")):
         check_log_file(flag, llm_extra.get(key), inputs=[*files, *site_packs])

@@ -7,12 +7,14 @@ improvement, or change: either of the two); 2 bad input; 3 a bug in pa.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from pa.cli_options import (
+    color_option,
     format_option,
     json_option,
     max_phases_option,
@@ -34,6 +36,7 @@ FAIL_EXIT_CODE = 1
 @format_option
 @output_option
 @json_option
+@color_option
 @noise_floor_option
 @max_phases_option
 @queries_option
@@ -47,7 +50,8 @@ FAIL_EXIT_CODE = 1
               help="Exit 1 (after writing the comparison) when the verdict is a regression, an improvement, "
                    "or either (change); 0 otherwise. For CI gates.")
 @one_line_errors
-def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_json: bool, noise_floor: float,
+def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_json: bool, color: str,
+            noise_floor: float,
             max_phases: int, no_rules: bool, no_llm: bool, model: str | None, base_url: str | None,
             query_dirs: tuple[Path, ...], llm_extra: dict[str, Any], templates_dir: Path | None,
             fail_on: str | None) -> None:
@@ -62,13 +66,12 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
     0, or 1 when the verdict matches --fail-on; 2 bad input; 3 a bug in pa.
     """
     from pa import pipeline
-    from pa.cli_analyze import choose_format
-    from pa.cli_options import json_format
+    from pa.cli_options import output_format, use_color
     from pa.cli_output import check_log_file, plan_output, write_output, wrote
     from pa.compare.render import TEMPLATES
     from pa.report.render import EXTENSIONS, check_templates_dir
 
-    fmt = choose_format(json_format(fmt, as_json), output)
+    fmt = output_format(fmt, as_json, output)
     out = plan_output(output, EXTENSIONS[fmt], inputs=[before, after])   # before any analysis or LLM spend
     check_log_file("--log", llm_extra.get("log"), inputs=[before, after])
     if templates_dir is not None:
@@ -78,12 +81,23 @@ def compare(before: Path, after: Path, fmt: str | None, output: Path | None, as_
                                       llm_options={"model": model, "base_url": base_url, **llm_extra},
                                       query_dirs=tuple(query_dirs))
     doc = pipeline.compare(before, after, request)
-    text = pipeline.render_comparison(doc, fmt, templates_dir=templates_dir)
-    if out.path is None:
-        click.echo(text, nl=not text.endswith("\n"))
-    else:
-        write_output(out, text)
-        click.echo(wrote(out, fmt), err=True)
-    if fail_on is not None and doc["verdict"] in FAIL_ON[fail_on]:
+    colored = use_color(color, out.is_stdout and sys.stdout.isatty())
+    text = pipeline.render_comparison(doc, fmt, templates_dir=templates_dir, color=colored)
+    failed = fail_on is not None and doc["verdict"] in FAIL_ON[fail_on]
+    try:
+        if out.path is None:
+            click.echo(text, nl=not text.endswith("\n"), color=colored)   # click would strip the styles off a pipe
+        else:
+            write_output(out, text)
+            click.echo(wrote(out, fmt), err=True)
+    except BrokenPipeError:
+        # A reader that stopped early is no failure (pa.cli: exit 0), but it must not hide the verdict
+        # of a CI gate: `pa compare a b --fail-on regression | head -1` still exits 1 on a regression.
+        if not failed:
+            raise
+        from pa.cli import silence_stdout
+
+        silence_stdout()
+    if failed:
         click.echo(f"pa: verdict {doc['verdict']} matches --fail-on {fail_on}: exit {FAIL_EXIT_CODE}", err=True)
         raise SystemExit(FAIL_EXIT_CODE)

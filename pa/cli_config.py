@@ -12,9 +12,11 @@ from pathlib import Path
 
 import click
 
+from pa.cli import SuggestingGroup
 from pa.errors import one_line_errors
 
-config_group = click.Group("config", help="Show the configuration pa.toml and the environment give.")
+config_group: click.Group = SuggestingGroup(
+    "config", help="Show the configuration pa.toml and the environment give.")
 
 
 @config_group.command("show")

@@ -18,12 +18,15 @@ from pa.errors import UserError, one_line_errors
               help="Write a rank set instead: N rank files report.<rank>.sqlite into the directory OUT, one "
                    "straggler among them (for `pa summary OUT` / `pa analyze OUT`).")
 @click.option("--straggler", type=int, default=None, help="With --ranks: the slow rank (default: N / 2).")
+@click.option("--force", is_flag=True, help="Replace an existing OUT (with --ranks: existing rank files in OUT).")
 @one_line_errors
-def example(out: Path | None, scenario: str, list_only: bool, ranks: int | None, straggler: int | None) -> None:
+def example(out: Path | None, scenario: str, list_only: bool, ranks: int | None, straggler: int | None,
+            force: bool) -> None:
     """Write a generated example profile (Nsight Systems SQLite) with planted behaviour to OUT.
 
     With --ranks N, OUT is a directory (created when its parent exists) and receives N rank files of
     one MPI run with a planted straggler: the README's multi-rank commands can be tried on it.
+    An existing file is never replaced without --force: OUT may be a real profile someone kept.
     """
     from pa.example_profile import EXAMPLE_PLANTED, RANKS_PLANTED, write_example
 
@@ -37,7 +40,7 @@ def example(out: Path | None, scenario: str, list_only: bool, ranks: int | None,
     if straggler is not None and ranks is None:
         raise click.BadParameter("--straggler needs --ranks", param_hint="--straggler")
     if ranks is not None:
-        _write_ranks(out, ranks, straggler)
+        _write_ranks(out, ranks, straggler, force)
         return
     if scenario not in EXAMPLE_PLANTED:
         raise click.BadParameter(f"unknown scenario {scenario!r}; choose from {', '.join(sorted(EXAMPLE_PLANTED))}")
@@ -46,6 +49,8 @@ def example(out: Path | None, scenario: str, list_only: bool, ranks: int | None,
     if out.exists() or out.is_symlink():
         if not out.is_file() or out.is_symlink():
             raise UserError(f"{out}: exists and is not a regular file; pa example replaces only regular files")
+        if not force:
+            raise UserError(f"{out}: exists; give --force to replace it")
         out.unlink()
     if not out.resolve().parent.is_dir():
         raise UserError(f"{out}: directory {out.resolve().parent} does not exist")
@@ -53,7 +58,7 @@ def example(out: Path | None, scenario: str, list_only: bool, ranks: int | None,
     click.echo(f"wrote {out} (nsys, scenario {scenario})")
 
 
-def _write_ranks(out: Path, ranks: int, straggler: int | None) -> None:
+def _write_ranks(out: Path, ranks: int, straggler: int | None, force: bool) -> None:
     """`pa example --ranks N OUT`: the rank files into the directory OUT (made when its parent exists)."""
     from pa.example_profile import write_rank_set
 
@@ -68,6 +73,8 @@ def _write_ranks(out: Path, ranks: int, straggler: int | None) -> None:
     for p in (out / f"report.{r}.sqlite" for r in range(ranks)):
         if (p.exists() or p.is_symlink()) and (not p.is_file() or p.is_symlink()):
             raise UserError(f"{p}: exists and is not a regular file; pa example replaces only regular files")
+        if p.exists() and not force:
+            raise UserError(f"{p}: exists; give --force to replace the rank files in {out}")
     paths = write_rank_set(out, ranks, straggler)
     slow = ranks // 2 if straggler is None else straggler
     click.echo(f"wrote {len(paths)} rank files into {out} (nsys, report.0.sqlite … report.{ranks - 1}.sqlite; "

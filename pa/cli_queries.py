@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from pa.cli import SuggestingGroup
 from pa.cli_options import queries_option
 from pa.controls import escape_controls
 from pa.errors import one_line_errors
@@ -18,7 +19,7 @@ _PROFILE = click.option("--profile", "profile", type=click.Path(path_type=Path),
                         help="Show which query set and files this profile resolves to.")
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=SuggestingGroup, invoke_without_command=True)
 @_PROFILE
 @queries_option
 @click.pass_context

@@ -7,12 +7,21 @@ from pathlib import Path
 
 import click
 
-from pa.cli_options import queries_option, rules_option
+from pa.cli import SuggestingGroup
+from pa.cli_options import (
+    TEXT_OR_JSON,
+    format_option_of,
+    json_option,
+    output_format,
+    output_option,
+    queries_option,
+    rules_option,
+)
 from pa.errors import UserError, closest, one_line_errors
 
 # A plain Group object (not a decorated function) so its type is known across the import cycle
 # with pa.cli, which registers it.
-rules_group: click.Group = click.Group(
+rules_group: click.Group = SuggestingGroup(
     "rules", help="Inspect, validate and explain the declarative rule packs.")
 
 
@@ -135,15 +144,21 @@ def validate(files: tuple[Path, ...], profile: Path | None, query_dirs: tuple[Pa
 @click.argument("rule_id")
 @click.argument("profile", type=click.Path(path_type=Path))
 @rules_option
-@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+@format_option_of(TEXT_OR_JSON, "text or json (the outcome, the values and inputs the rule saw)")
+@output_option
+@json_option
 @queries_option
 @one_line_errors
-def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: bool,
-            query_dirs: tuple[Path, ...]) -> None:
+def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], fmt: str | None, output: Path | None,
+            as_json: bool, query_dirs: tuple[Path, ...]) -> None:
     """Say why RULE_ID did or did not fire on PROFILE, with the values it saw."""
+    from pa.cli_output import plan_output, write_output, wrote
+    from pa.controls import escape_controls
     from pa.metrics.summarize import summarize
     from pa.rules.engine import evaluate, load_ruleset
 
+    fmt = output_format(fmt, as_json, output, formats=TEXT_OR_JSON)
+    out = plan_output(output, ".json" if fmt == "json" else ".txt", inputs=[profile, *site_packs])  # before any work
     rs = load_ruleset(site_packs)
     if rule_id not in rs.rules:
         raise UserError(f"unknown rule {rule_id!r}; {closest(rule_id, rs.rules, '`pa rules list` lists them')}")
@@ -159,20 +174,24 @@ def explain(rule_id: str, profile: Path, site_packs: tuple[Path, ...], as_json: 
     data = {"rule_id": rule_id, "status": outcome.status, "reason": outcome.reason,
             "when": rule.when.source, "values": outcome.values, "inputs": inputs_seen,
             "hypothesis": hyp.model_dump() if hyp else None}
-    if as_json:
-        _echo(json.dumps(data, indent=2, default=str))
+    if fmt == "json":
+        lines = [json.dumps(data, indent=2, default=str)]
+    else:
+        reason = f" ({outcome.reason})" if outcome.reason else ""
+        lines = [f"{rule_id} on {profile.name}: {outcome.status}{reason}", f"  when: {rule.when.source}"]
+        lines += [f"    {n} = {_shown(v)}" for n, v in inputs_seen.items()]
+        lines += [f"  {n} = {_shown(v)}" for n, v in outcome.values.items()]
+        if hyp:
+            lines.append(f"  -> {hyp.id} {hyp.title}: {hyp.expected_impact} impact, "
+                         f"fraction {_shown(hyp.runtime_fraction_pct)}, speedup "
+                         f"{_shown(hyp.estimated_speedup_pct_lower)}..{_shown(hyp.estimated_speedup_pct_upper)} %")
+    # a site pack's titles and the profile's names are text pa prints: controls escaped, lines kept
+    text = escape_controls("\n".join(lines), keep_layout=True) + "\n"
+    if out.is_stdout:
+        click.echo(text, nl=False)
         return
-    reason = f" ({outcome.reason})" if outcome.reason else ""
-    _echo(f"{rule_id} on {profile.name}: {outcome.status}{reason}")
-    _echo(f"  when: {rule.when.source}")
-    for n, v in inputs_seen.items():
-        _echo(f"    {n} = {_shown(v)}")
-    for n, v in outcome.values.items():
-        _echo(f"  {n} = {_shown(v)}")
-    if hyp:
-        _echo(f"  -> {hyp.id} {hyp.title}: {hyp.expected_impact} impact, "
-                   f"fraction {_shown(hyp.runtime_fraction_pct)}, speedup {_shown(hyp.estimated_speedup_pct_lower)}"
-                   f"..{_shown(hyp.estimated_speedup_pct_upper)} %")
+    write_output(out, text)
+    click.echo(wrote(out, fmt), err=True)
 
 
 def _shown(v: object) -> str:

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import click
 
+from pa.cli import SuggestingGroup
 from pa.errors import UserError, one_line_errors
 
 SKILL = Path(__file__).resolve().parent / "skill" / "SKILL.md"
 
-skill_group: click.Group = click.Group("skill", help="Install pa's agent skill (SKILL.md) for coding agents.")
+skill_group: click.Group = SuggestingGroup(
+    "skill", help="Install pa's agent skill (SKILL.md) for coding agents.")
 
 
 @skill_group.command("install")

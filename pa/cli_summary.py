@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pa.cli_options import color_option, json_format, keep_paths_option, output_option, queries_option, use_color
+from pa.cli_options import (
+    TEXT_OR_JSON,
+    color_option,
+    format_option_of,
+    json_option,
+    keep_paths_option,
+    output_format,
+    output_option,
+    queries_option,
+    use_color,
+)
 from pa.cli_ranks import rank_options
 from pa.controls import escape_json_controls
 from pa.errors import one_line_errors
@@ -20,11 +30,10 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default=None,
-              help="text (the tables) or json (the ProfileSummary; several ranks: per-rank summaries and "
-                   "cross-rank facts). Default: from -o's extension (.json), else text.")
+@format_option_of(TEXT_OR_JSON, "text (the tables) or json (the ProfileSummary; several ranks: per-rank summaries "
+                                "and cross-rank facts)")
 @output_option
-@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@json_option
 @color_option
 @click.option("--wide", is_flag=True,
               help="Every column (std, grid, block, wave fill, ...) and whole names, however wide the terminal.")
@@ -44,15 +53,12 @@ def summary(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, as
     """
     import sys
 
-    from pa.cli_analyze import choose_format
     from pa.cli_output import plan_output, write_output, wrote
     from pa.cli_ranks import progress_bar, working_on
     from pa.pipeline import expand_profiles, summarize_run
 
     files = expand_profiles(profiles)
-    fmt = choose_format(json_format(fmt, as_json), output)
-    if fmt not in ("text", "json"):
-        raise click.BadParameter(f"pa summary writes text or json, not {fmt}", param_hint="-o/--format")
+    fmt = output_format(fmt, as_json, output, formats=TEXT_OR_JSON)
     out = plan_output(output, ".json" if fmt == "json" else ".txt", inputs=files)   # before any work
     with progress_bar(len(files)) as progress, working_on(files[0] if len(files) == 1 else None):
         stage1 = summarize_run(files, options=replace(run, keep_paths=keep_paths, query_dirs=query_dirs, steady=False),

@@ -48,16 +48,30 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+def nearest(name: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """The names closest to a mistyped `name`, nearest first; [] when none is close (difflib ratio < 0.6).
+
+    Only those about as close as the best one (within 0.05) are kept: "GPU-IDEL-001" gets
+    GPU-IDLE-001 alone, not GPU-IDLE-002 and GPU-JIT-001 beside it. One definition for every "did
+    you mean" pa prints (commands, rule ids, params, pa.toml keys), so they agree on what is close.
+    """
+    import difflib
+
+    scored = sorted(((difflib.SequenceMatcher(None, name, k).ratio(), k) for k in set(known)),
+                    key=lambda sk: (-sk[0], sk[1]))
+    if not scored or scored[0][0] < 0.6:
+        return []
+    return [k for ratio, k in scored[:n] if ratio >= scored[0][0] - 0.05]
+
+
 def closest(name: str, known: Iterable[str], listing: str = "") -> str:
     """How an error names the right spelling: the nearest few, else the whole list when short, else `listing`.
 
     A list of 31 rule ids or 43 params after a typo buries the one the user meant ("did you mean
     GPU-IDLE-001?" is what git and pip say).
     """
-    import difflib
-
     names = sorted(set(known))
-    near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    near = nearest(name, names)
     if near:
         return "did you mean " + " or ".join(near) + "?"
     if len(names) <= 8 or not listing:
@@ -87,7 +101,7 @@ def _check_config_paths() -> None:
 
 
 def one_line_errors(func: F) -> F:
-    """Report any failure as a single stderr line with an exit code (module docs); a broken pipe exits 0.
+    """Report any failure as a single stderr line with an exit code (module docs); a broken pipe goes up to pa.cli.
 
     Every CLI command uses this one decorator; nothing below the CLI prints or exits.
     """
@@ -99,9 +113,8 @@ def one_line_errors(func: F) -> F:
             return func(*args, **kwargs)
         except PaError as exc:
             _fail(f"error: {exc}", exc.exit_code)
-        except BrokenPipeError:
-            sys.exit(0)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+        except (BrokenPipeError,   # the reader went away: pa.cli ends such a run with 0, in one place
+                click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
         except sqlite3.DatabaseError as exc:   # a profile statement outside the relation layer
             _fail(f"error: cannot read the profile: {exc}", UserError.exit_code)

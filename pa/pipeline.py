@@ -332,8 +332,11 @@ def compare(before: Path, after: Path, request: CompareRequest = CompareRequest(
     return validate_comparison(result)
 
 
-def render_comparison(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None) -> str:
-    """The comparison in text, markdown, html or json (site templates from `templates_dir` when given)."""
+def render_comparison(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None, color: bool = False) -> str:
+    """The comparison in text, markdown, html or json (site templates from `templates_dir` when given).
+
+    `color`: ANSI styles in the text (headings, the verdict), for a terminal.
+    """
     from pa.compare.render import render_comparison as render
 
-    return render(doc, fmt, templates_dir=templates_dir)
+    return render(doc, fmt, templates_dir=templates_dir, color=color)

@@ -15,6 +15,7 @@ stay distinguishable; the lines between the tables wrap between words, never ins
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sys
@@ -64,21 +65,16 @@ PIPE_WIDTH = 1000   # columns when stdout is not a terminal: a file or a pipe ge
 
 
 class _Console(Console):
-    """A rich console whose reader may go away: a closed pipe (`pa summary X | head`) ends pa with 0, as git does.
+    """A rich console whose reader may go away (`pa summary X | head`): the closed pipe goes up to pa.cli.
 
-    rich's own answer to a broken pipe is exit status 1; the rest of the output has nowhere to go,
-    which is no failure of pa's.
+    rich's own answer to a broken pipe is to exit with status 1 on the spot; pa decides that in one
+    place for every command (pa.cli: exit 0, as git does), so the error is handed on instead.
     """
 
     def on_broken_pipe(self) -> None:
-        """Send what is left to /dev/null and end with 0 (rich's default ends with 1)."""
+        """Print nothing more and raise BrokenPipeError to pa.cli (rich's default exits with 1)."""
         self.quiet = True
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        raise SystemExit(0)
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
 def output_console(color: bool | None = None, to_file: bool = False) -> Console:
@@ -88,14 +84,15 @@ def output_console(color: bool | None = None, to_file: bool = False) -> Console:
     in `pa summary > file` and `pa summary | grep`; a redirected table keeps its natural width.
     Without colours rich's number and string highlighting styles text no one sees: it is turned off
     there, the same characters out and ~5 ms less start-up. `color`: pa's --color decision (None:
-    rich's own, from the terminal and $NO_COLOR / $FORCE_COLOR). `to_file`: record the output for
+    rich's own, from the terminal and $NO_COLOR / $FORCE_COLOR; False: no ANSI styles at all, bold
+    and dim included, as --color never and the analyze report promise). `to_file`: record the output for
     `-o` instead of printing it (Console.export_text), at PIPE_WIDTH and without colour.
     """
     if to_file:
         return _Console(width=PIPE_WIDTH, highlight=False, no_color=True, record=True, file=io.StringIO())
     width = None if sys.stdout.isatty() else PIPE_WIDTH
     if color is False:
-        return _Console(width=width, highlight=False, no_color=True)
+        return _Console(width=width, highlight=False, color_system=None)   # no bold or dim either
     if color is True:
         return _Console(width=width, force_terminal=True)
     console = _Console(width=width)

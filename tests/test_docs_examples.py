@@ -217,6 +217,14 @@ def test_shell_example_runs(block: Block, workspace: Path, tmp_path: Path,
     for b in ALL:
         if b.page == block.page and b.file:
             (cwd / b.file).write_text("\n".join(b.body) + "\n", encoding="utf-8")
+    # A block that writes an example itself starts as its reader does, without that file or rank set:
+    # `pa example` never replaces one without --force.
+    for line in commands(block):
+        for target in re.findall(r"\bpa example (?:--ranks \d+ )?([^\s-]\S*)", line):
+            if (cwd / target).is_dir():
+                shutil.rmtree(cwd / target)
+            else:
+                (cwd / target).unlink(missing_ok=True)
     monkeypatch.chdir(cwd)
     monkeypatch.setenv("COLUMNS", "200")
     ran = 0

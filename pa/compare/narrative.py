@@ -64,7 +64,7 @@ def narrate(c: Comparison) -> list[str]:
     for k in c.key_differences[:TOP_KEYS]:
         pct = f", {_pct(k.delta_pct, k.note)}" if k.delta_pct is not None or k.note else ""
         phase = f" in phase {k.phase}" if k.phase else ""
-        out.append(_T["key"].format(what=_label(k.what), phase=phase,
+        out.append(_T["key"].format(what=_label(k.what, metric=k.kind != "kernel"), phase=phase,
                                     **_pair(k.before_ns, k.after_ns), delta=formatting.signed_duration(k.delta_ns),
                                     pct=pct))
     new = sum(1 for k in c.kernels if k.status == "new")
@@ -90,8 +90,11 @@ def narrate(c: Comparison) -> list[str]:
 _ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "mpi": "MPI", "api": "API", "nccl": "NCCL", "jit": "JIT"}
 
 
-def _label(what: str) -> str:
-    """A metric name as a sentence starts it: acronyms kept whole ("GPU busy", never "Gpu busy")."""
-    words = [_ACRONYMS.get(w, w) for w in what.split(" ")]
-    return (words[0][:1].upper() + words[0][1:] + "".join(" " + w for w in words[1:])) if words else what
+def _label(what: str, metric: bool = True) -> str:
+    """A key difference as a sentence starts it: acronyms kept whole ("GPU busy", never "Gpu busy").
 
+    Acronyms are restored in pa's metric names only: a kernel's name ("kernel void run<gpu>") is the
+    profile's and is printed as it is, only pa's first word capitalised.
+    """
+    words = [_ACRONYMS.get(w, w) if metric else w for w in what.split(" ")]
+    return words[0][:1].upper() + words[0][1:] + "".join(" " + w for w in words[1:])

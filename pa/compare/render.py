@@ -21,8 +21,8 @@ FORMATS = (*TEMPLATES, "json")
 KEY_ROWS = 15
 
 
-def render_comparison(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None) -> str:
-    """Render a validated comparison document in `fmt` (text, markdown, html or json)."""
+def render_comparison(doc: dict[str, Any], fmt: str, templates_dir: Path | None = None, color: bool = False) -> str:
+    """Render a validated comparison document in `fmt` (text, markdown, html or json); `color`: styles in text."""
     if fmt == "json":
         return escape_json_controls(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
     if fmt not in TEMPLATES:
@@ -31,7 +31,7 @@ def render_comparison(doc: dict[str, Any], fmt: str, templates_dir: Path | None 
         check_templates_dir(templates_dir, TEMPLATES)
     # Sandboxed like the report's templates; profile strings made inert (pa.report.render).
     return render_template(TEMPLATES[fmt], {"cmp": escape_controls_deep(doc, keep_layout=True), "top": KEY_ROWS},
-                           templates_dir)
+                           templates_dir, color=color and fmt == "text")
 
 
 def render_text(c: Comparison) -> str:

@@ -463,9 +463,9 @@ def _apply_pack(rs: RuleSet, data: dict[str, Any], display: str, builtin: bool) 
     for sel in data.get("disable") or []:
         hits = [r.id for r in rs.rules.values() if r.id == sel or sel in r.groups]
         if not hits:
-            groups = sorted({g for r in rs.rules.values() for g in r.groups})
-            raise _err(display, None, "disable",
-                       f"{sel!r} matches no rule id or group; groups: {', '.join(groups)}")
+            names = [*rs.rules, *{g for r in rs.rules.values() for g in r.groups}]
+            raise _err(display, None, "disable", f"{sel!r} matches no rule id or group; "
+                       f"{closest(sel, names, '`pa rules list` lists the ids and groups')}")
         for rid in hits:
             rs.disabled[rid] = display
     del builtin
@@ -520,7 +520,8 @@ def _check_refs(rs: RuleSet) -> None:
             check_expr(r.runtime_fraction, r.pack, r.id, "runtime_fraction")
         for i, s in enumerate(r.suppresses):
             if s.target not in rs.rules:
-                raise _err(r.pack, r.id, f"suppresses.{i}", f"unknown rule id {s.target!r}")
+                raise _err(r.pack, r.id, f"suppresses.{i}",
+                           f"unknown rule id {s.target!r}; {closest(s.target, rs.rules, '`pa rules list` lists them')}")
             if s.when is not None:
                 check_expr(s.when, r.pack, r.id, f"suppresses.{i}.when")
         for i, req in enumerate(r.requires):
@@ -543,7 +544,8 @@ def _check_refs(rs: RuleSet) -> None:
         where = f"programming model {model.key}"
         for rid, text in model.suggestions.items():
             if rid not in rs.rules and rid not in rs.disabled:
-                raise _err("programming_models", where, f"suggestions.{rid}", f"unknown rule id {rid!r}")
+                raise _err("programming_models", where, f"suggestions.{rid}",
+                           f"unknown rule id {rid!r}; {closest(rid, rs.rules, '`pa rules list` lists them')}")
             for n in sorted(_template(text, "programming_models", where, f"suggestions.{rid}")):
                 if n not in known and n not in TEMPLATE_ROOTS:
                     raise _err("programming_models", where, f"suggestions.{rid}", f"template uses unknown name {n!r}")
