@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit.terminal import pa_on_a_terminal
 
 from pa.cli import main
 from pa.cli_options import use_color
@@ -182,25 +183,7 @@ def test_a_pipe_closed_before_pa_writes_exits_0_with_nothing_on_stderr(demo: Pat
 
 def _on_a_terminal(args: list[str], env: dict[str, str]) -> bytes:
     """pa's stdout on a pseudo-terminal (isatty is true), as a user sees it."""
-    import pty
-
-    primary, secondary = pty.openpty()
-    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")} | env
-    proc = subprocess.Popen([sys.executable, "-c", "from pa.cli import run; run()", *args], stdout=secondary,
-                            stderr=subprocess.DEVNULL, env=environ)
-    os.close(secondary)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(primary, 65536)
-        except OSError:   # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(primary)
-    assert proc.wait(timeout=120) == 0
-    return out
+    return pa_on_a_terminal(args, env=env)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")

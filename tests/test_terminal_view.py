@@ -24,6 +24,7 @@ from conftest import NSYS_PROFILES, missing_reason, real_nsys_profile, real_nsys
 from rich.cells import cell_len
 from rich.console import Console
 from testkit.cache import Summaries
+from testkit.terminal import pa_on_a_terminal
 
 from pa.cli import main
 from pa.formatting import duration
@@ -192,33 +193,7 @@ def test_cli_wide_and_evidence(tmp_path: Path) -> None:
 
 def _on_a_terminal(args: list[str], columns: int) -> str:
     """What `pa ARGS` prints on a pseudo-terminal `columns` wide (colour codes removed)."""
-    import fcntl
-    import os
-    import pty
-    import struct
-    import subprocess
-    import sys
-    import termios
-
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "NO_COLOR")}
-    code = "import sys; from pa.cli import main; sys.argv[0] = 'pa'; main()"
-    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdin=slave, stdout=slave,
-                            stderr=subprocess.DEVNULL, env=env, close_fds=True)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:   # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
-    assert proc.wait(timeout=60) == 0
-    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    text = pa_on_a_terminal(args, columns=columns, timeout=60).decode("utf-8", "replace").replace("\r\n", "\n")
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
 
 
