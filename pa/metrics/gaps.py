@@ -38,7 +38,7 @@ Every gap has one owner, so the idle time of a device is partitioned by cause (t
    lazy_load_min_ns, 1 ms: a launch costs microseconds, and while the GPU idles no full queue
    blocks it, so it is loading the kernel's module), `launch`, `alloc`, `mpi` (or `sync` /
    `copy_wait` for blocking calls that began inside the gap). In a gap owned by `launch`, `compile`,
-   `sync` or `copy_wait` the allocation and free calls own the part they cover (outside the launch,
+   `load`, `sync` or `copy_wait` the allocation and free calls own the part they cover (outside the launch,
    compile, sync and copy calls; in a round trip that part's recoverable time is taken out of the
    round trip's, which already hid it): a
    loop that allocates, launches and synchronises every iteration (OpenACC data clauses, a
@@ -107,8 +107,8 @@ LARGEST_GAPS = 10
 # Shorter than this, a gap with no host call in it is the device's own latency between operations the
 # host queued ahead (a few µs), not host work: no host change removes it.
 QUEUE_GAP_MAX_NS = 10_000
-# Host kinds whose coverage of a gap is measured, in the order ties are broken: module loading inside
-# a launch call (lazy loading) is compilation, not launch overhead.
+# Host kinds whose coverage of a gap is measured, in the order ties are broken: a launch call that
+# loads its kernel's module (lazy loading) is `load`, not launch overhead.
 _KINDS = ("sync", "copy", "compile", "load", "launch", "alloc", "mpi")
 _OWNER_OF_KIND = {"sync": "sync", "copy": "copy_wait", "compile": "compile", "load": "load", "launch": "launch",
                   "alloc": "alloc", "mpi": "mpi"}
@@ -296,7 +296,7 @@ def classify_gaps(device: int, busy: iv.Merged, host: HostSets | None,
         share = np.where(rest > 0, part / np.maximum(rest, 1), 0.0)
         taken = np.floor(recoverable * share).astype(np.int64)
         parts.append(GapPart("mpi", part.astype(np.int64), taken, taken))
-    # Allocation inside a launch- or compile-owned gap is the allocation's: a pool removes it, beside
+    # Allocation inside a launch-, compile- or load-owned gap is the allocation's: a pool removes it, beside
     # whatever the graph or the warm-up removes (the owner keeps the calls it covers).
     cover_gap = (owner == _CODE["launch"]) | (owner == _CODE["compile"]) | (owner == _CODE["load"])
     trip_gap = (owner == _CODE["sync"]) | (owner == _CODE["copy_wait"])

@@ -909,8 +909,7 @@ def host_sets(api: ApiCalls | None, pids: set[int], mpi: Intervals, overhead: In
     if lazy_load_min_ns is not None and first_launches is not None and len(first_launches):
         slow = launches & (api.end - api.start >= lazy_load_min_ns)
         if slow.any():
-            key = (api.pid.astype(np.int64) << 32) | (api.correlation_id.astype(np.int64) & 0xFFFFFFFF)
-            slow &= np.isin(key, first_launches)
+            slow &= np.isin(_pid_key(api.pid, api.correlation_id), first_launches)
     fast = (launches & ~slow) | (pm & api.of("graph_launch"))
     return HostSets(sync=merged("sync"), copy=merged("memcpy", "memcpy_async", "memset"),
                     launch=iv.merge(api.start[fast], api.end[fast]), alloc=merged("alloc", "free"),
@@ -919,23 +918,31 @@ def host_sets(api: ApiCalls | None, pids: set[int], mpi: Intervals, overhead: In
                     load=with_records(slow, driver_load))
 
 
-def first_launch_keys(pid: np.ndarray, start: np.ndarray, name_id: np.ndarray, correlation_id: np.ndarray
-                      ) -> np.ndarray:
-    """Keys (pid << 32 | correlation id) of each process's first launch of each kernel (by name).
+def _pid_key(pid: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """One integer per (process, id) pair: pid << 32 | the low 32 bits of `low`."""
+    return (pid.astype(np.int64) << 32) | (low.astype(np.int64) & 0xFFFFFFFF)
 
-    Lazy loading loads a kernel's module when that kernel is first launched in a process: only
-    those launches can be loading (host_sets).
+
+def first_launch_keys(api: ApiCalls, lazy_load_min_ns: int, pid: np.ndarray, start: np.ndarray,
+                      name_id: np.ndarray, correlation_id: np.ndarray) -> np.ndarray:
+    """Keys (pid << 32 | correlation id) of the slow launch calls that are their process's first launch of a kernel.
+
+    Lazy loading loads a kernel's module when that kernel is first launched in a process: only those
+    launches, when they last at least `lazy_load_min_ns`, can be loading (host_sets). The kernels are
+    sorted only for the (process, kernel name) pairs a slow launch started: most captures have none.
     """
-    ok = correlation_id >= 0
-    if not ok.any():
+    slow = api.of("launch") & (api.end - api.start >= lazy_load_min_ns)
+    if not slow.any():
         return np.zeros(0, dtype=np.int64)
-    pid, start, name_id, corr = pid[ok], start[ok], name_id[ok], correlation_id[ok]
-    order = np.lexsort((start, name_id, pid))
-    p, n = pid[order], name_id[order]
+    launched = np.isin(_pid_key(pid, correlation_id), _pid_key(api.pid[slow], api.correlation_id[slow]))
+    pairs = _pid_key(pid, name_id)
+    mine = np.isin(pairs, pairs[launched]) & (correlation_id >= 0)
+    p, st, pr, corr = pid[mine], start[mine], pairs[mine], correlation_id[mine]
+    order = np.lexsort((st, pr))
     first = np.ones(len(order), dtype=bool)
-    first[1:] = (p[1:] != p[:-1]) | (n[1:] != n[:-1])
+    first[1:] = pr[order][1:] != pr[order][:-1]
     rows = order[first]
-    return (pid[rows].astype(np.int64) << 32) | (corr[rows].astype(np.int64) & 0xFFFFFFFF)
+    return _pid_key(p[rows], corr[rows])
 
 
 def blocking_copy_rows(api: ApiCalls, copies: Ops, copy_corr: np.ndarray) -> np.ndarray:

@@ -5,8 +5,8 @@ input. pa judges the GPU's active window (first to last GPU operation) rather th
 that window still holds the set-up's GPU work (the input's upload, a warm-up pass) and the host gaps
 between it and the loop. When the application marks the steps of its loop (the repeated top-level
 range of pa.metrics.iterations: `nvtx.range("step")`, cuDF's GROUPBY_AGG, ...), the loop is the
-steady state, and `pa analyze` judges the findings on the events inside it (pa.pipeline: a summary of
-the relations restricted to that range, Relations.overlapping).
+steady state, and `pa analyze` judges the findings on the events from its start on (pa.pipeline: a
+summary of the relations restricted to that range, Relations.overlapping).
 
 What is left out is what comes *before* the loop: the set-up. From the first iteration's start
 on, everything is judged, the loop and what follows it (output, a checkpoint: in a production run

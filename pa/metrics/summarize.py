@@ -406,7 +406,9 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
             all_pids_by_device.setdefault(d, set()).update(np.unique(ops.pid[ops.device == d]).tolist())
 
     host_ivs = (mpi_iv, overhead_iv, jit_iv, load_iv,
-                host_metrics.first_launch_keys(kernels.pid, kernels.start, kx["name_id"], kx["correlation_id"]))
+                host_metrics.first_launch_keys(api, thresholds.lazy_load_min_ns, kernels.pid, kernels.start,
+                                               kx["name_id"], kx["correlation_id"])
+                if api is not None else np.zeros(0, dtype=np.int64))
     # The idle gaps of each device and their causes; on rocpd files on the worker, whose share
     # after the two threads meet (phases, the launch summary) is the shorter one there.
     host_reads = host_read_migrations(copies, cx)
