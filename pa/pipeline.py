@@ -136,17 +136,19 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
         from pa.metrics.steady import judged_summary
         from pa.metrics.summarize import summarize
 
-        def one(within: tuple[tuple[int, int], tuple[int, int]] | None = None) -> ProfileSummary:
+        def one(within: tuple[tuple[int, int], tuple[int, int]] | None = None,
+                digest: str | None = None) -> ProfileSummary:
             return summarize(paths[0], keep_paths=options.keep_paths, max_phases=options.max_phases,
                              marker_naming=naming, thresholds=thresholds, query_dirs=options.query_dirs,
-                             within=within)
+                             within=within, digest=digest)
 
         s = one()
         judged = None
         w = s.steady_window
         if options.steady and w is not None and s.span_start_ns is not None and s.span_end_ns is not None:
             start = s.span_start_ns
-            judged = judged_summary(s, one(((start + w.start_ns, s.span_end_ns), (start, s.span_end_ns))))
+            judged = judged_summary(s, one(((start + w.start_ns, s.span_end_ns), (start, s.span_end_ns)),
+                                           s.profile.sha256))
         return RunSummaries(files=paths, primary=0, summaries=[s], judged=judged)
     from pa.ranks import cross_rank, summarize_ranks
     from pa.ranks.discover import not_one_run_reason, one_run_evidence

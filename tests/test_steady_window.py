@@ -103,7 +103,7 @@ def test_the_judged_summary_counts_the_events_from_the_loops_start_on() -> None:
         assert sum(c.count for c in j.copies.by_direction) == _sql_count(path, "CUPTI_ACTIVITY_KIND_MEMCPY", lo)
         # the capture's facts stay the capture's; the GPU's active window is the loop's
         assert j.span_ns == s.span_ns and j.gpu.first_operation_ns == s.gpu.first_operation_ns
-        assert j.startup_call == s.startup_call
+        assert j.startup_call == s.startup_call and j.profile == s.profile
         assert j.gpu.window_ns < s.gpu.window_ns
         # and judging the whole active window is still one option away
         assert summarize_run([path], options=RunOptions(steady=False)).judged is None

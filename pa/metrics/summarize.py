@@ -79,7 +79,8 @@ CAPTURED_RELATIONS = ("kernels", "copies", "memsets", "api_calls", "syncs", "mar
 def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MAX_PHASES,
               marker_naming: MarkerNaming = DEFAULT_NAMING,
               thresholds: Thresholds = DEFAULT_THRESHOLDS, query_dirs: Sequence[Path] = (),
-              within: tuple[tuple[int, int], tuple[int, int]] | None = None) -> ProfileSummary:
+              within: tuple[tuple[int, int], tuple[int, int]] | None = None,
+              digest: str | None = None) -> ProfileSummary:
     """Open `path` read-only and compute its ProfileSummary.
 
     Marker names are normalised by `marker_naming`; phases, gaps and copies are classified with the
@@ -87,12 +88,13 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
     query_dirs: user query directories layered over the bundled sets (pa.profile.queryset).
     within: ((lo, hi), (span start, span end)), absolute ns: summarise only the events overlapping
     [lo, hi] (Relations.overlapping), on the capture's span (pa.metrics.steady, pa.pipeline).
+    digest: the file's sha256 when the caller has it (a second summary of the same file), not hashed again.
     """
     path = Path(path)
     with _bound(path, query_dirs) as (fmt, rel):
         return _summarize(rel.overlapping(*within[0]) if within else rel, path, fmt.format, fmt.vendor,
                           fmt.schema_version, fmt.product_version, keep_paths, max_phases, marker_naming,
-                          thresholds, within[1] if within else None)
+                          thresholds, within[1] if within else None, digest)
 
 
 def marker_substring_hits(path: Path, needles: Sequence[str],
@@ -286,7 +288,8 @@ def _hardware(rel: Relations) -> dict[int, tuple[dict[str, Any], HardwareLimits]
 def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version: str,
                product_version: str | None, keep_paths: bool,
                max_phases: int = DEFAULT_MAX_PHASES, marker_naming: MarkerNaming = DEFAULT_NAMING,
-               thresholds: Thresholds = DEFAULT_THRESHOLDS, span: tuple[int, int] | None = None) -> ProfileSummary:
+               thresholds: Thresholds = DEFAULT_THRESHOLDS, span: tuple[int, int] | None = None,
+               digest: str | None = None) -> ProfileSummary:
     # One worker thread beside this one, with connections of its own: it scans the kernel table
     # and reads the kernel names and classes while this thread reads every other relation, then
     # detects phases and computes the launch summary while this thread computes the stream,
@@ -295,7 +298,12 @@ def _summarize(rel: Relations, path: Path, fmt: str, vendor: str, schema_version
     # is a thread of its own (3 s of hashing on a 3 GB rocpd file): it fills whichever core the
     # other two leave idle.
     with ThreadPoolExecutor(max_workers=1) as pool, ThreadPoolExecutor(max_workers=1) as hasher:
-        digest_job = hasher.submit(sha256_of, path)
+        digest_job: Future[str]
+        if digest is None:
+            digest_job = hasher.submit(sha256_of, path)
+        else:   # the same file summarised again (a steady window): its digest is known
+            digest_job = Future()
+            digest_job.set_result(digest)
         return _summarize_in(pool, digest_job, rel, path, fmt, vendor, schema_version, product_version,
                              keep_paths, max_phases, marker_naming, thresholds, span)
 
