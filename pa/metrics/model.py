@@ -232,12 +232,12 @@ class DeviceGaps(_Model):
     wait explains), sync / copy_wait (the host blocked on the GPU when it ran dry, and running ahead
     would hide most of the gap: a round trip), dispatch (the host's own time in a gap under 100 µs:
     per-operation dispatch between small operations), launch, alloc, compile, load (lazy module
-    loading), mpi (the call kind covering most of the gap), unknown (no host calls captured). `recoverable_by_cause` is what each
-    cause's fix can recover as the trace proves it: min(gap, busy interval before it) for round
-    trips; for host work and MPI together at most the device's busy time (work overlapped with GPU
-    work can hide only behind GPU work); for launch the part the launch calls cover; the gap minus
-    the device's shortest gap for dispatch; the calls' own time for alloc and compile; nothing for
-    load (start-up, paid once) and overhead.
+    loading), mpi (the call kind covering most of the gap), unknown (no host calls captured).
+    `recoverable_by_cause` is what each cause's fix can recover as the trace proves it: min(gap, busy
+    interval before it) for round trips; for host work and MPI together at most the device's busy
+    time (work overlapped with GPU work can hide only behind GPU work); for launch the part the
+    launch calls cover; the gap minus the device's shortest gap for dispatch; the calls' own time
+    for alloc and compile; nothing for load (start-up, paid once) and overhead.
     """
 
     device: int
