@@ -130,9 +130,14 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
     paths = list(files)
     if not paths:
         raise UserError("no profile files given")
-    if len(paths) == 1:
+    from pa.ranks.processes import gpu_processes
+
+    # One export of several GPU processes (torchrun, mpirun under one nsys) is a rank set of its own.
+    one_export = gpu_processes(paths[0], options.query_dirs) if len(paths) == 1 else []
+    if len(paths) == 1 and len(one_export) < 2:
         if options.primary_rank is not None:
-            raise UserError("--primary-rank needs the files of several ranks")
+            raise UserError("--primary-rank needs several ranks: the files of several ranks, or one export "
+                            "of several GPU processes")
         from pa.metrics.steady import judged_summary
         from pa.metrics.summarize import summarize
 
@@ -155,8 +160,10 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
 
     rs = summarize_ranks(paths, workers=options.workers, executor=options.executor, scheduler=options.scheduler,
                          max_phases=options.max_phases, keep_paths=options.keep_paths, progress=progress,
-                         marker_naming=naming, thresholds=thresholds, query_dirs=options.query_dirs)
-    if not options.rank_set and one_run_evidence([r.summary for r in rs.ranks]) is None:
+                         marker_naming=naming, thresholds=thresholds, query_dirs=options.query_dirs,
+                         processes=[one_export] if one_export else None)
+    one_capture = len({r.path for r in rs.ranks}) == 1   # the processes of one export: one run by construction
+    if not options.rank_set and not one_capture and one_run_evidence([r.summary for r in rs.ranks]) is None:
         reason = not_one_run_reason([r.summary for r in rs.ranks])
         if options.primary_rank is not None:
             raise UserError(f"--primary-rank needs the files of several ranks; {reason} (--rank-set says they are)")

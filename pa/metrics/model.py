@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pa.metrics.origin import HostStr, KernelStr, MarkerStr, OwnStr, PathStr, ProfileStr
 from pa.metrics.phases.model import PhaseSummary
 
-SUMMARY_SCHEMA_VERSION = "1.5"
+SUMMARY_SCHEMA_VERSION = "1.6"
 
 
 class _Model(BaseModel):
@@ -43,6 +43,9 @@ class ProfileInfo(_Model):
     query_files: list[QueryFileRef] = Field(default_factory=list)
     host_name: HostStr | None = None
     rank: int | None = Field(None, description="MPI rank of this file when known")
+    pid: int | None = Field(None, description="the one process this summary covers when an export of several "
+                                              "GPU processes is analysed as ranks (pa.ranks.processes); None: "
+                                              "the whole file")
 
 
 class SkippedItem(_Model):

@@ -80,7 +80,7 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
               marker_naming: MarkerNaming = DEFAULT_NAMING,
               thresholds: Thresholds = DEFAULT_THRESHOLDS, query_dirs: Sequence[Path] = (),
               within: tuple[tuple[int, int], tuple[int, int]] | None = None,
-              digest: str | None = None) -> ProfileSummary:
+              digest: str | None = None, process: int | None = None) -> ProfileSummary:
     """Open `path` read-only and compute its ProfileSummary.
 
     Marker names are normalised by `marker_naming`; phases, gaps and copies are classified with the
@@ -89,12 +89,19 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
     within: ((lo, hi), (span start, span end)), absolute ns: summarise only the events overlapping
     [lo, hi] (Relations.overlapping), on the capture's span (pa.metrics.steady, pa.pipeline).
     digest: the file's sha256 when the caller has it (a second summary of the same file), not hashed again.
+    process: summarise only this process's rows (Relations.of_process): one rank of an export that
+    holds several (pa.ranks.processes); `profile.pid` then names it.
     """
     path = Path(path)
     with _bound(path, query_dirs) as (fmt, rel):
-        return _summarize(rel.overlapping(*within[0]) if within else rel, path, fmt.format, fmt.vendor,
-                          fmt.schema_version, fmt.product_version, keep_paths, max_phases, marker_naming,
-                          thresholds, within[1] if within else None, digest)
+        if process is not None:
+            rel = rel.of_process(process)
+        summary = _summarize(rel.overlapping(*within[0]) if within else rel, path, fmt.format, fmt.vendor,
+                             fmt.schema_version, fmt.product_version, keep_paths, max_phases, marker_naming,
+                             thresholds, within[1] if within else None, digest)
+    if process is not None:
+        summary.profile.pid = process
+    return summary
 
 
 def marker_substring_hits(path: Path, needles: Sequence[str],

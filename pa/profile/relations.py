@@ -202,6 +202,22 @@ class Relations:
                          skipped=list(self.skipped), raw_sql_by_relation=dict(self.raw_sql_by_relation),
                          read=self.read, counted=self.counted)
 
+    def of_process(self, pid: int) -> Relations:
+        """The same relations, each one with a process column keeping only the rows of process `pid`.
+
+        How one export of several processes is analysed as a rank set (pa.ranks.processes): every
+        metric computed from these relations sees one process, as if its rank had been captured on
+        its own. Relations with no process (names, devices, meta) are unchanged: a device the
+        process never used is reported unused, not dropped.
+        """
+        wrapped = {}
+        for relation, sql in self.sql_by_relation.items():
+            wrapped[relation] = f"SELECT * FROM (\n{sql}\n) WHERE pid = {int(pid)}" \
+                if "pid" in column_names(relation) else sql
+        return Relations(conn=self.conn, query_set=self.query_set, sql_by_relation=wrapped,
+                         skipped=list(self.skipped), raw_sql_by_relation=dict(self.raw_sql_by_relation),
+                         read=self.read, counted=self.counted)
+
     def domain_notes(self) -> list[str]:
         """Warnings for the rows the domain checks dropped (call once every metric has read its relations).
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -102,6 +103,98 @@ def collective_skew(ranks: Sequence[RankResult], warnings: list[str]) -> Skews:
     return out, wait, caused, lead
 
 
+# GPU collective types whose k-th kernel on every rank is one collective even when counts differ (the
+# first min count are matched). Point-to-point kernels (SendRecv, Send, Recv) pair two ranks, not all:
+# they are matched only when every rank launched the same number (a symmetric exchange, as all_to_all
+# over SendRecv is), else left unmatched with a note.
+_POINT_TO_POINT = ("SendRecv", "Send", "Recv")
+
+
+@dataclass(frozen=True)
+class GpuSkew:
+    """What collective_skew_gpu finds: per-key skews, per-rank wait, the straggler and why it is late."""
+
+    skews: list[CollectiveSkew]
+    wait: dict[int, int]
+    straggler: int | None
+    delay: int | None
+    most_waiting: int | None
+    late_compute: int | None
+    late_idle: int | None
+    late_because: str | None
+
+
+def collective_skew_gpu(ranks: Sequence[RankResult], warnings: list[str]) -> GpuSkew:
+    """Arrival skew of the NCCL/RCCL collective kernels across ranks (pa.ranks.gpu_collectives).
+
+    wait, last arrivals and the straggler's lead over the next-latest rank as for MPI collectives
+    (module docs). Over the instances the straggler arrived last at, late_compute / late_idle are
+    its compute / non-compute time in the segment before its arrival minus the other ranks' mean
+    over theirs; late_because is compute or idle when that side is at least two thirds of the two
+    (positive parts), else mixed.
+    """
+    wait = {r.rank: 0 for r in ranks}
+    caused = {r.rank: 0 for r in ranks}
+    lead = {r.rank: 0 for r in ranks}
+    last_counts = {r.rank: 0 for r in ranks}
+    ids = np.array([r.rank for r in ranks])
+    out: list[CollectiveSkew] = []
+    per_instance: list[tuple[int, np.ndarray, np.ndarray]] = []   # (last rank index, compute, idle) per instance
+    if len(ranks) < 2:
+        return GpuSkew([], wait, None, None, None, None, None, None)
+    keys = sorted({k for r in ranks for k in r.gpu_collectives.calls})
+    for key in keys:
+        calls = [r.gpu_collectives.calls.get(key) for r in ranks]
+        counts = [len(c["start"]) if c is not None else 0 for c in calls]
+        n = min(counts)
+        p2p = key.split(" ")[0] in _POINT_TO_POINT
+        if len(set(counts)) > 1:
+            if p2p or n == 0:
+                warnings.append(f"GPU {key}: kernel counts differ between ranks ({min(counts)}–{max(counts)}); "
+                                "point-to-point or not on every rank, so not matched as a collective")
+                continue
+            warnings.append(f"GPU {key}: kernel counts differ between ranks ({min(counts)}–{max(counts)}); "
+                            f"matched the first {n} instances")
+        if n == 0:
+            continue
+        starts = np.vstack([c["start"][:n] for c in calls if c is not None])
+        comp = np.vstack([c["before_compute_ns"][:n] for c in calls if c is not None])
+        idle = np.vstack([(c["before_ns"] - c["before_compute_ns"])[:n] for c in calls if c is not None])
+        latest = starts.max(axis=0)
+        w = latest[None, :] - starts
+        last = np.argmax(starts, axis=0)
+        second = np.sort(starts, axis=0)[-2]
+        for i, r in enumerate(ranks):
+            wait[r.rank] += int(w[i].sum())
+        col_wait = w.sum(axis=0)
+        for k in range(n):
+            rk = int(ids[last[k]])
+            caused[rk] += int(col_wait[k])
+            lead[rk] += int(latest[k] - second[k])
+            last_counts[rk] += 1
+            per_instance.append((int(last[k]), comp[:, k], idle[:, k]))
+        arrivals = np.bincount(last, minlength=len(ranks))
+        out.append(CollectiveSkew(
+            name=key, instances=n, total_wait_ns=int(w.sum()), max_skew_ns=int((latest - starts.min(axis=0)).max()),
+            last_arrivals={int(ids[i]): int(c) for i, c in enumerate(arrivals) if c}))
+    if not out:
+        return GpuSkew([], wait, None, None, None, None, None, None)
+    straggler = max(last_counts, key=lambda rk: (last_counts[rk], caused[rk], -rk))
+    index = int(np.flatnonzero(ids == straggler)[0])
+    extra_c = extra_i = 0.0
+    for li, comp_k, idle_k in per_instance:
+        if li != index:
+            continue
+        others = np.arange(len(ranks)) != index
+        extra_c += float(comp_k[index] - comp_k[others].mean())
+        extra_i += float(idle_k[index] - idle_k[others].mean())
+    pos_c, pos_i = max(extra_c, 0.0), max(extra_i, 0.0)
+    because = "compute" if pos_c >= 2 * pos_i and pos_c > 0 else "idle" if pos_i >= 2 * pos_c and pos_i > 0 \
+        else "mixed"
+    return GpuSkew(out, wait, straggler, lead[straggler], max(wait, key=lambda rk: (wait[rk], -rk)),
+                   int(round(extra_c)), int(round(extra_i)), because)
+
+
 def align_phases(ranks: Sequence[RankResult], warnings: list[str],
                  order_tolerance: float = DEFAULT_THRESHOLDS.phase_order_tolerance
                  ) -> tuple[str, list[str], PhaseGetter]:
@@ -137,6 +230,7 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None,
     if len({r.summary.profile.host_name for r in ranks}) > 1:
         warnings.append("ranks ran on several hosts: collective skew assumes their clocks are synchronised")
     skews, wait, caused, lead = collective_skew(ranks, warnings)
+    gpu = collective_skew_gpu(ranks, warnings)
     rows = []
     for r in ranks:
         s = r.summary
@@ -147,7 +241,10 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None,
             idle_ns=run_idle_ns(s),
             mpi_ns=s.mpi.total_ns if s.mpi else None, collective_wait_ns=wait[r.rank],
             noncollective_mpi_ns=max(0, s.mpi.total_ns - coll) if s.mpi else None,
-            utilization_pct=s.gpu.utilization_pct))
+            utilization_pct=s.gpu.utilization_pct, pid=r.pid, communication_ns=s.gpu.communication_time_ns,
+            communication_exposed_ns=s.gpu.communication_exposed_ns,
+            communication_recoverable_ns=s.gpu.communication_recoverable_ns or 0,
+            gpu_collective_wait_ns=gpu.wait[r.rank]))
     has_mpi = all(r.mpi_ns is not None for r in rows)
     overall = PhaseImbalance(
         phase="(whole run)", kernel_time=imbalance({r.rank: r.kernel_time_ns for r in rows}),
@@ -207,4 +304,9 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None,
         straggler_delay_ns=lead[straggler] if straggler is not None else None,
         most_waited_on_rank=most_waited, most_waiting_rank=most_waiting, compute_imbalance=comp,
         communication_imbalance=comm, noncollective_imbalance=noncoll, imbalance_side=side,
-        primary_rank=primary, primary_reason=reason, warnings=warnings)
+        primary_rank=primary, primary_reason=reason, warnings=warnings,
+        rank_source=ranks[0].rank_source if len({r.rank_source for r in ranks}) == 1 else "mixed",
+        gpu_collectives=sorted(gpu.skews, key=lambda sk: (-sk.total_wait_ns, sk.name)),
+        gpu_collective_instances=sum(sk.instances for sk in gpu.skews), gpu_straggler_rank=gpu.straggler,
+        gpu_straggler_delay_ns=gpu.delay, gpu_most_waiting_rank=gpu.most_waiting,
+        gpu_late_compute_ns=gpu.late_compute, gpu_late_idle_ns=gpu.late_idle, gpu_late_because=gpu.late_because)

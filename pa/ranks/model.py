@@ -30,14 +30,32 @@ class Collectives:
 
 
 @dataclass
+class GpuCollectives:
+    """One rank's NCCL/RCCL collective kernels in start order: key -> per-instance arrays.
+
+    The key is the collective type and, when the rank has several communication streams, the
+    stream's order of first use ("AllReduce", "AllReduce (stream 2)"): the k-th instance of a key
+    on each rank is the same collective (NCCL launches a communicator's collectives in the same
+    order on every rank). Per instance: start and end, and over the segment since the previous
+    instance of the same key ended on this rank (or since the rank's first kernel), its length
+    and the time a compute kernel ran on the rank's devices in it (what the rank was doing before
+    it arrived).
+    """
+
+    calls: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+
+
+@dataclass
 class RankResult:
     """Stage 1 of one rank: its summary, where its rank number came from, its collectives."""
 
     rank: int
-    rank_source: str          # mpi (profile metadata), file_name, or order
+    rank_source: str          # mpi (profile metadata), file_name, process_order, or order
     summary: ProfileSummary
     collectives: Collectives
     path: Path | None = None  # the rank file (never serialised: reports use the file name)
+    gpu_collectives: GpuCollectives = field(default_factory=GpuCollectives)
+    pid: int | None = None    # the process of an export of several GPU processes (pa.ranks.processes)
 
 
 @dataclass
@@ -68,6 +86,16 @@ class RankOverview(_Model):
     noncollective_mpi_ns: int | None = Field(
         None, description="MPI time outside collectives (mpi_ns − collective union time): p2p, waits, other")
     utilization_pct: float | None
+    pid: int | None = Field(None, description="the process this rank is, when one export holds several GPU processes")
+    communication_ns: int = Field(0, description="NCCL/RCCL communication kernel time")
+    communication_exposed_ns: int = Field(0, description="communication kernel time with no compute kernel beside it "
+                                                         "on the rank's devices (union)")
+    communication_recoverable_ns: int = Field(0, description="the rank summary's communication_recoverable_ns: its "
+                                                             "exposed communication no longer than the compute "
+                                                             "it could hide behind")
+    gpu_collective_wait_ns: int = Field(0, description="Σ over matched GPU collective instances of latest start − "
+                                                       "this rank's start: the time its collective kernels wait "
+                                                       "for later ranks")
 
 
 class Imbalance(_Model):
@@ -128,7 +156,41 @@ class CrossRank(_Model):
     imbalance_side: str = Field(description="compute, communication, or balanced")
     primary_rank: int
     primary_reason: str
+    rank_source: str = Field("", description="how the ranks were numbered: mpi, file_name, order, process_order "
+                                             "(one export's GPU processes by ascending pid) or file_process_order")
+    gpu_collectives: list[CollectiveSkew] = Field(
+        default_factory=list, description="NCCL/RCCL collective kernels matched across ranks, per type and stream, "
+                                          "largest total wait first (pa.ranks.gpu_collectives)")
+    gpu_collective_instances: int = Field(0, description="Σ matched instances over the GPU collectives")
+    gpu_straggler_rank: int | None = Field(
+        None, description="rank that starts its collective kernels last at the most matched instances")
+    gpu_straggler_delay_ns: int | None = Field(
+        None, description="Σ over the GPU collectives the straggler arrived last at of its lead over the "
+                          "next-latest rank: by this much every rank's collectives would end earlier")
+    gpu_most_waiting_rank: int | None = Field(None, description="rank with the largest GPU collective wait")
+    gpu_late_compute_ns: int | None = Field(
+        None, description="over the GPU collectives the straggler arrived last at: its compute-kernel time since "
+                          "its previous collective minus the other ranks' mean over theirs")
+    gpu_late_idle_ns: int | None = Field(
+        None, description="the same for the time its GPU had no compute kernel (host gaps, data loading, syncs)")
+    gpu_late_because: str | None = Field(
+        None, description="compute (the straggler computes more before it arrives), idle (its GPU idles more: "
+                          "the host holds it back), or mixed; None without a GPU straggler")
     warnings: list[str] = Field(default_factory=list)
+
+    def communication_recoverable_ns(self) -> int | None:
+        """What overlapping communication with compute recovers over the ranks, as the trace proves it.
+
+        Per rank: its exposed communication kernel time less its wait for later ranks inside those
+        kernels (overlap hides transfers; the wait goes only when the late rank arrives earlier,
+        which COMM-SKEW-001 claims), and no more than its summary's recoverable time (the compute it
+        can hide behind). The collectives tie the ranks together, so the run shortens by the
+        smallest of these. None without communication kernels on every rank.
+        """
+        if not self.ranks or any(r.communication_ns == 0 for r in self.ranks):
+            return None
+        return min(max(0, min(r.communication_recoverable_ns, r.communication_exposed_ns - r.gpu_collective_wait_ns))
+                   for r in self.ranks)
 
     def facts(self) -> dict[str, Any]:
         """Flat `cross_rank.*` facts for rules (pa.rules.evaluate's extra_facts).
@@ -169,6 +231,18 @@ class CrossRank(_Model):
             "cross_rank.straggler_excess_kernel_ns": max(0.0, strag.kernel_time_ns - kernel_mean) if strag else None,
             "cross_rank.straggler_excess_mpi_ns":
                 max(0.0, (strag.noncollective_mpi_ns or 0) - sum(other) / n) if strag else None,
+            "cross_rank.gpu_collective_instances": self.gpu_collective_instances,
+            "cross_rank.gpu_straggler_rank": self.gpu_straggler_rank,
+            "cross_rank.gpu_straggler_delay_ns": self.gpu_straggler_delay_ns,
+            "cross_rank.gpu_most_waiting_rank": self.gpu_most_waiting_rank,
+            "cross_rank.gpu_collective_wait_ns": sum(r.gpu_collective_wait_ns for r in self.ranks),
+            "cross_rank.gpu_max_collective_wait_ns": max((r.gpu_collective_wait_ns for r in self.ranks), default=0),
+            "cross_rank.gpu_late_compute_ns": self.gpu_late_compute_ns,
+            "cross_rank.gpu_late_idle_ns": self.gpu_late_idle_ns,
+            "cross_rank.gpu_late_because": self.gpu_late_because,
+            "cross_rank.communication_recoverable_ns": self.communication_recoverable_ns(),
+            "cross_rank.gpu_straggler_pid": next((r.pid for r in self.ranks if r.rank == self.gpu_straggler_rank),
+                                                 None),
             "cross_rank.phases": [{"phase": p.phase, "kernel_imbalance": p.kernel_time.imbalance,
                                    "mpi_imbalance": p.mpi.imbalance if p.mpi else None} for p in self.phases],
         }

@@ -260,18 +260,26 @@ def _next_captures(hyps: list[ReportHypothesis], skipped: list[SkippedRow], proc
     return out
 
 
+def _rank_label(s: ProfileSummary) -> str:
+    """A rank's file name, with its process when the export holds several."""
+    return s.profile.file_name + (f" (pid {s.profile.pid})" if s.profile.pid is not None else "")
+
+
 def _skipped(summaries: Sequence[ProfileSummary], rule_result: RuleResult, llm_reason: str | None,
              primary: int) -> list[SkippedRow]:
     many = len(summaries) > 1
-    rows = [SkippedRow(stage="summary", what=f"{s.profile.file_name}: {x.what}" if many else x.what,
-                       reason=x.reason)
-            for s in summaries for x in s.skipped]
+    rows: list[SkippedRow] = []
+    for s in summaries:
+        for x in s.skipped:
+            row = SkippedRow(stage="summary", what=f"{s.profile.file_name}: {x.what}" if many else x.what,
+                             reason=x.reason)
+            if row not in rows:   # the processes of one export lack the same tables: said once
+                rows.append(row)
     rows += [SkippedRow(stage="rules", what=x.what, reason=x.reason) for x in rule_result.skipped]
     if many:
         rows.append(SkippedRow(
             stage="report", what="rules on the other ranks",
-            reason=f"rules ran on {summaries[primary].profile.file_name} (longest span) only; "
-                   "per-rank facts are in the ranks table"))
+            reason=f"rules ran on {_rank_label(summaries[primary])} only; per-rank facts are in the ranks table"))
     if llm_reason:
         rows.append(SkippedRow(stage="llm", what="LLM ranking and explanation", reason=llm_reason))
     return rows

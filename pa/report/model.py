@@ -19,7 +19,7 @@ from pa.llm.model import LlmProvenance
 from pa.ranks.model import CrossRank
 from pa.rules.hypothesis import EvidenceValue, Hypothesis
 
-REPORT_SCHEMA_VERSION = "1.9"
+REPORT_SCHEMA_VERSION = "1.10"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
