@@ -729,48 +729,63 @@ def _assign_v4_times(regions: list[list], samples: list[list], chunk: Sequence[H
 
 @dataclass
 class _GpuIds:
-    """Code objects, kernel symbols, queues and streams handed out while converting kernels and copies."""
+    """Code objects, kernel symbols, queues and streams handed out while converting kernels and copies.
+
+    Each carries the pid of the process that loaded or created it, as the `kernels` view finds a
+    dispatch's process through its queue (`rocpd_info_process.id = rocpd_info_queue.pid`). A file of
+    one process (what the writers write) is unchanged by that; a file holding several processes
+    gets one code object per (process, agent) and its own queues per process. Stream ids are rows of
+    one table keyed by the scenario's stream number: a stream number two processes use is one row,
+    owned by the first (give each process its own numbers to keep them apart; the default stream 0
+    belongs to the first process).
+    """
 
     db: _File
     agents: Agents
-    code_objects: dict[int, int] = field(default_factory=dict)            # agent -> code object
-    symbols: dict[tuple, int] = field(default_factory=dict)               # (agent, name, ...) -> id
-    queues: dict[tuple[int, int], int] = field(default_factory=dict)      # (agent, stream) -> id
-    streams: set[int] = field(default_factory=set)
+    code_objects: dict[tuple[int, int], int] = field(default_factory=dict)   # (pid, agent) -> code object
+    symbols: dict[tuple, int] = field(default_factory=dict)                  # (pid, agent, name, ...) -> id
+    queues: dict[tuple[int, int, int], int] = field(default_factory=dict)    # (pid, agent, stream) -> id
+    streams: dict[int, int] = field(default_factory=dict)                    # stream -> pid
 
     def symbol(self, k: Kernel, agent: int) -> int:
         """Symbol id: one per kernel per agent's code object, as the loader registers them."""
-        key = (agent, k.name, k.registers_per_thread, k.static_shared_bytes, k.local_bytes_per_thread)
+        key = (k.pid, agent, k.name, k.registers_per_thread, k.static_shared_bytes, k.local_bytes_per_thread)
         if key not in self.symbols:
-            self.code_objects.setdefault(agent, len(self.code_objects) + 1)
+            self.code_objects.setdefault((k.pid, agent), len(self.code_objects) + 1)
             self.symbols[key] = len(self.symbols) + 1
         return self.symbols[key]
 
-    def queue(self, agent: int, stream: int) -> int:
-        """HSA queue id for a (agent, HIP stream) pair; 0 is the default queue."""
-        self.streams.add(stream)
-        return self.queues.setdefault((agent, stream), len(self.queues) + 1)
+    def stream(self, stream: int, pid: int) -> int:
+        """Register HIP stream `stream` of process `pid`; the row belongs to the first process using it."""
+        self.streams.setdefault(stream, pid)
+        return stream
+
+    def queue(self, agent: int, stream: int, pid: int) -> int:
+        """HSA queue id for a (process, agent, HIP stream); 0 is the default queue."""
+        self.stream(stream, pid)
+        return self.queues.setdefault((pid, agent, stream), len(self.queues) + 1)
 
     def flush(self, pid: int) -> None:
-        """Insert code objects, kernel symbols, queues and streams (with the default ones, id 0)."""
+        """Insert code objects, kernel symbols, queues and streams (with the default ones, id 0, of `pid`)."""
         db = self.db
         db.insert("info_code_object", ("id", "nid", "pid", "agent_id", "uri", "load_base", "load_size",
                                        "load_delta", "storage_type"),
-                  [(co, db.nid, pid, agent, f"file:///app/a.out#offset=8192&size=65536&agent={agent}",
+                  [(co, db.nid, owner, agent, f"file:///app/a.out#offset=8192&size=65536&agent={agent}",
                     0x7F1000000000 + co * 0x100000, 65536, 0, "FILE")
-                   for agent, co in self.code_objects.items()])
+                   for (owner, agent), co in self.code_objects.items()])
         db.insert("info_kernel_symbol", ("id", "nid", "pid", "code_object_id", "kernel_name", "display_name",
                                          "kernel_object", "kernarg_segment_size", "kernarg_segment_alignment",
                                          "group_segment_size", "private_segment_size", "sgpr_count",
                                          "arch_vgpr_count", "accum_vgpr_count"),
-                  [(sid, db.nid, pid, self.code_objects[key[0]], _mangle(key[1]), key[1],
-                    0x7F2000000000 + sid * 64, 64, 8, key[3], key[4], sgpr_count(key[2]), key[2], 0)
+                  [(sid, db.nid, key[0], self.code_objects[key[0], key[1]], _mangle(key[2]), key[2],
+                    0x7F2000000000 + sid * 64, 64, 8, key[4], key[5], sgpr_count(key[3]), key[3], 0)
                    for key, sid in self.symbols.items()])
         db.insert("info_queue", ("id", "nid", "pid", "name"),
-                  [(0, db.nid, pid, "Default Queue")] + [(q, db.nid, pid, f"Queue {q}") for q in self.queues.values()])
+                  [(0, db.nid, pid, "Default Queue")]
+                  + [(q, db.nid, key[0], f"Queue {q}") for key, q in self.queues.items()])
         db.insert("info_stream", ("id", "nid", "pid", "name"),
                   [(0, db.nid, pid, "Default Stream")]
-                  + [(s, db.nid, pid, f"Stream {s}") for s in sorted(self.streams) if s != 0])
+                  + [(s, db.nid, self.streams[s], f"Stream {s}") for s in sorted(self.streams) if s != 0])
 
 
 def sgpr_count(vgprs: int) -> int:
@@ -795,7 +810,7 @@ def scenario_dispatches(sc: Scenario, ids: _GpuIds, pids: set[int], main_tid: di
         call = calls.get(k.correlation_id) if k.correlation_id else None
         out.append(DispatchRec(
             pid=k.pid, tid=call.tid if call else main_tid.get(k.pid, k.pid), agent_id=agent,
-            kernel_id=ids.symbol(k, agent), queue_id=ids.queue(agent, k.stream), stream_id=k.stream,
+            kernel_id=ids.symbol(k, agent), queue_id=ids.queue(agent, k.stream, k.pid), stream_id=k.stream,
             start=k.start, end=k.end, private_segment_size=k.local_bytes_per_thread,
             group_segment_size=k.static_shared_bytes + k.dynamic_shared_bytes, workgroup=k.block,
             grid=(k.grid[0] * k.block[0], k.grid[1] * k.block[1], k.grid[2] * k.block[2]),
@@ -810,7 +825,7 @@ def scenario_dispatches(sc: Scenario, ids: _GpuIds, pids: set[int], main_tid: di
         work_items = max(256, -(-m.bytes // 16) // 256 * 256)
         out.append(DispatchRec(
             pid=m.pid, tid=call.tid if call else main_tid.get(m.pid, m.pid), agent_id=agent,
-            kernel_id=ids.symbol(fill, agent), queue_id=ids.queue(agent, m.stream), stream_id=m.stream,
+            kernel_id=ids.symbol(fill, agent), queue_id=ids.queue(agent, m.stream, m.pid), stream_id=m.stream,
             start=m.start, end=m.end, private_segment_size=0, group_segment_size=0, workgroup=(256, 1, 1),
             grid=(work_items, 1, 1), stack_id=call.corr if call else 0))
     return out
@@ -828,7 +843,7 @@ def scenario_copies(sc: Scenario, ids: _GpuIds, pids: set[int], main_tid: dict[i
         other = gpu[c.dst_device] if c.dst_device is not None else here
         src, dst = {"HtoD": (cpu, here), "DtoH": (here, cpu), "DtoD": (here, here), "PtoP": (here, other),
                     "HtoH": (cpu, cpu)}[c.direction]
-        ids.streams.add(c.stream)
+        ids.stream(c.stream, c.pid)
         call = calls.get(c.correlation_id) if c.correlation_id else None
         out.append(CopyRec(c.pid, call.tid if call else main_tid.get(c.pid, c.pid), c.start, c.end,
                            COPY_NAMES[c.direction], dst, src, c.bytes, c.stream, call.corr if call else 0,
@@ -1129,7 +1144,7 @@ def write_rocpd_bulk(path: Path, n_regions: int, n_dispatches: int, n_copies: in
         ids.symbol(Kernel(_BULK_PID, 0, 0, 0, 0, f"bulk_kernel_{k}(float*, int)", registers_per_thread=32 + k,
                           static_shared_bytes=1024 * (k % 4)), gpu)
     for q in range(_BULK_QUEUES):
-        ids.queue(gpu, q)
+        ids.queue(gpu, q, _BULK_PID)
     ids.flush(_BULK_PID)
     links = _BulkLinks()
     write_host_records(db, _bulk_host(n_regions, seed, flavour, n_dispatches, n_copies, links))
