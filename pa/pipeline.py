@@ -130,11 +130,11 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
     paths = list(files)
     if not paths:
         raise UserError("no profile files given")
-    from pa.ranks.processes import gpu_processes
+    from pa.ranks.processes import gpu_processes, rank_processes
 
     # One export of several GPU processes (torchrun, mpirun under one nsys) is a rank set of its own.
     one_export = gpu_processes(paths[0], options.query_dirs) if len(paths) == 1 else []
-    if len(paths) == 1 and len(one_export) < 2:
+    if len(paths) == 1 and not rank_processes(one_export):
         if options.primary_rank is not None:
             raise UserError("--primary-rank needs several ranks: the files of several ranks, or one export "
                             "of several GPU processes")

@@ -29,7 +29,7 @@ from pa.rules.engine import load_ruleset
 GOLDEN = Path(__file__).parent / "golden"
 VERDICTS = sorted(GOLDEN.glob("*.yaml"))
 CHECKS = ("primary", "max_claim_pct", "max_speedup_pct", "must_appear", "must_appear_any", "must_not_appear",
-          "outcome_not", "key_metrics")
+          "outcome_not", "key_metrics", "ranks")
 WINDOW_KINDS = ("iterations", "gpu_active", "none")
 
 
@@ -82,7 +82,74 @@ def test_verdict_facts_hold_on_the_profile(verdict_file: Path) -> None:
         conn.close()
 
 
-def _checks(v: dict[str, Any], doc: dict[str, Any]) -> dict[str, list[str]]:
+def _nccl_by_pid(path: Path) -> dict[int, dict[str, int]]:
+    """Per process of an Nsight Systems export, from its own tables: NCCL kernel time, the part with no
+    other kernel of the process beside it, and the wait at matched collectives (the k-th NCCL kernel of
+    each process, by start; wait = latest start − own start) — the per-rank facts pa's table must show."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        rows = conn.execute("SELECT (k.globalPid >> 24) & 16777215, k.start, k.end, s.value LIKE 'nccl%' "
+                            "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName").fetchall()
+    finally:
+        conn.close()
+
+    def union(iv: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        for a, b in sorted(iv):
+            if out and a <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], b))
+            else:
+                out.append((a, b))
+        return out
+
+    pids = sorted({r[0] for r in rows})
+    facts: dict[int, dict[str, int]] = {}
+    starts: dict[int, list[int]] = {}
+    for pid in pids:
+        nccl = union([(a, b) for p, a, b, c in rows if p == pid and c])
+        other = union([(a, b) for p, a, b, c in rows if p == pid and not c])
+        covered = sum(max(0, min(b, d) - max(a, c)) for a, b in nccl for c, d in other)
+        facts[pid] = {"nccl": sum(b - a for p, a, b, c in rows if p == pid and c),
+                      "exposed": sum(b - a for a, b in nccl) - covered, "wait": 0}
+        starts[pid] = sorted(a for p, a, _, c in rows if p == pid and c)
+    n = min((len(x) for x in starts.values()), default=0)
+    for k in range(n if len(pids) > 1 else 0):
+        latest = max(starts[p][k] for p in pids)
+        for p in pids:
+            facts[p]["wait"] += latest - starts[p][k]
+    return facts
+
+
+def _rank_checks(want: dict[str, Any], doc: dict[str, Any], path: Path) -> list[str]:
+    """The verdict's cross-rank reading against the report's `cross_rank` block (module docs)."""
+    cr = doc.get("cross_rank")
+    if want["count"] < 2:
+        return [f"{cr['rank_count']} ranks reported; the verdict: one GPU process, not a rank set"] if cr else []
+    if cr is None:
+        return [f"no cross_rank block; the verdict: {want['count']} ranks"]
+    out = []
+    pids = [r["pid"] for r in cr["ranks"]]
+    if pids != want["pids"]:
+        out.append(f"ranks are pids {pids}, verdict {want['pids']}")
+    by_pid = {r["pid"]: r for r in cr["ranks"]}
+    late = next((r["pid"] for r in cr["ranks"] if r["rank"] == cr["gpu_straggler_rank"]), None)
+    waits = next((r["pid"] for r in cr["ranks"] if r["rank"] == cr["gpu_most_waiting_rank"]), None)
+    if late != want["late_pid"]:
+        out.append(f"late rank is pid {late}, verdict {want['late_pid']}")
+    if want["late_pid"] is not None and waits != want["waits_most_pid"]:
+        out.append(f"the rank waiting most is pid {waits}, verdict {want['waits_most_pid']}")
+    if want["late_pid"] is not None and cr["gpu_late_because"] != want["late_because"]:
+        out.append(f"late because of {cr['gpu_late_because']}, verdict {want['late_because']}")
+    for pid, f in _nccl_by_pid(path).items():
+        r = by_pid.get(pid)
+        got = (r["communication_ns"], r["communication_exposed_ns"], r["gpu_collective_wait_ns"]) if r else None
+        if got != (f["nccl"], f["exposed"], f["wait"]):
+            out.append(f"pid {pid}: NCCL time, exposed, wait {got}; from the export's tables "
+                       f"{(f['nccl'], f['exposed'], f['wait'])}")
+    return out
+
+
+def _checks(v: dict[str, Any], doc: dict[str, Any], path: Path | None = None) -> dict[str, list[str]]:
     """Each check of the verdict → the ways the report breaks it (empty: it holds)."""
     hyps = doc["hypotheses"]
     listed = {h["rule_id"]: h for h in hyps}
@@ -130,6 +197,8 @@ def _checks(v: dict[str, Any], doc: dict[str, Any]) -> dict[str, list[str]]:
         ok = got is not None and want[0] <= got <= want[1] if isinstance(want, list) else got == want
         if not ok:
             out["key_metrics"].append(f"{name} = {got}, verdict {want}")
+    if "ranks" in v and path is not None:
+        out["ranks"] = _rank_checks(v["ranks"], doc, path)
     return out
 
 
@@ -140,7 +209,7 @@ def test_golden_verdict(verdict_file: Path, reports: Callable[[Path], tuple[dict
     if not path.is_file():
         pytest.skip(missing_reason(path))
     doc, _ = reports(path)
-    broken = {c: why for c, why in _checks(v, doc).items() if why}
+    broken = {c: why for c, why in _checks(v, doc, path).items() if why}
     pending = v.get("pending", {})
     unexpected = {c: why for c, why in broken.items() if c not in pending}
     assert not unexpected, f"the report contradicts the verdict: {unexpected}"

@@ -61,17 +61,18 @@ def test_an_unknown_link_peak_is_not_said_to_be_within_it(tmp_path: Path) -> Non
     assert res.metrics["host_link_pct"] is None and res.metrics["host_link_above_peak"] is None
 
 
-def test_several_mpi_processes_in_one_export_say_why_no_cross_rank_facts(tmp_path: Path) -> None:
+def test_several_mpi_processes_in_one_export_are_its_ranks(tmp_path: Path) -> None:
+    """One export of an MPI job (every process in one file) is analysed as the job's rank set (issue 28)."""
     path = generate_profile("mpi_collectives", "nsys", tmp_path)
-    with sqlite3.connect(path) as con:   # independent: distinct ranks in the MPI table
-        ranks = [r for (r,) in con.execute("SELECT DISTINCT rank FROM MPI_RANKS ORDER BY rank")]
-    assert len(ranks) == 2
+    with sqlite3.connect(path) as con:   # independent: each process's rank in the MPI table
+        by_pid = dict(con.execute("SELECT (globalTid >> 24) & 16777215, rank FROM MPI_RANKS"))
+    assert sorted(by_pid.values()) == [0, 1]
     doc = analyze_profiles([path])
-    note = next(w for w in doc["warnings"] if "MPI processes" in w)
-    assert "holds 2 MPI processes (ranks 0, 1)" in note and "pa analyze DIR" in note
-    skipped = [o for o in evaluate(summarize(path), load_ruleset()).outcomes
-               if o.status == "skipped" and "cross_rank" in (o.reason or "")]
-    assert skipped and all("several MPI processes in one file" in (o.reason or "") for o in skipped)
+    cr = doc["cross_rank"]
+    assert cr["rank_count"] == 2 and cr["rank_source"] == "mpi"
+    assert {r["pid"]: r["rank"] for r in cr["ranks"]} == by_pid
+    assert not any("MPI processes" in w for w in doc["warnings"])   # no "export one file per rank" advice
+    assert cr["straggler_rank"] is not None and cr["collective_instances"] > 0
 
 
 def test_warmup_sentence_names_the_earliest_gpu_operation_over_all_devices(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ A case expects the rule to be `fires` (with its `claim` kind, recoverable by def
 `runtime_fraction` range a planted truth allows), `silent`, `skipped`, `suppressed` (`by` another
 rule) or `below_noise_floor`. It names either a single-profile `scenario` (testkit.scenarios,
 in each of `formats`), a multi-rank `rank_set` (testkit.rank_sets kinds, 8 ranks, nsys): the rules
-then run on the primary rank's summary with the cross-rank facts, as `pa analyze DIR` does; or a planted-phase profile
+then run on the primary rank's summary with the cross-rank facts, as `pa analyze DIR` does; a
+multi-process export `nccl_run` (testkit.nccl_runs kinds, in each of `formats`), its processes the
+ranks as `pa analyze FILE` takes them; or a planted-phase profile
 `phased` (testkit.phased.phased, nsys): a list of `[duration_ms, {kernel: weight}, busy]`
 phases, with optional `markers` (one label per phase) and `seed`. A case may name the `phase` whose
 outcome it checks (default: the rule fires in some phase / stays silent in every phase).
@@ -32,6 +34,7 @@ import yaml
 from rocpd_ddl import needs_rocpd_ddl  # tests/ is on sys.path
 from testkit.cache import ScenarioProfiles
 from testkit.facts import scenario_from_facts
+from testkit.nccl_runs import write_nccl_run
 from testkit.nsys_writer import write_nsys
 from testkit.phased import MS, phased, write
 from testkit.rank_sets import KINDS, write_rank_set
@@ -40,6 +43,7 @@ from testkit.scenarios import ALL_SCENARIOS
 
 from pa.metrics.model import ProfileSummary
 from pa.metrics.summarize import summarize
+from pa.pipeline import RunOptions, summarize_run
 from pa.ranks import cross_rank, summarize_ranks
 from pa.rules.engine import RuleSet, evaluate, load_ruleset
 from pa.rules.expr import Scope, compile_expr
@@ -56,6 +60,7 @@ def _cases() -> list[Any]:
         assert data["rule"] == f.stem, f"{f.name}: rule id differs from the file name"
         for i, case in enumerate(data["cases"]):
             name = case.get("scenario") or (f"ranks:{case['rank_set']}" if "rank_set" in case
+                                            else f"nccl:{case['nccl_run']}" if "nccl_run" in case
                                             else f"inline:{case.get('name', i)}" if "input" in case
                                             else f"phased:{case.get('name', i)}")
             for fmt in case.get("formats", ["nsys"]):
@@ -82,6 +87,24 @@ def rank_facts(profiles: Path) -> Callable[[str], tuple[ProfileSummary, dict[str
             cr = cross_rank(ranks)
             cache[kind] = (next(r.summary for r in ranks.ranks if r.rank == cr.primary_rank), cr.facts())
         summary, facts = cache[kind]
+        return summary.model_copy(deep=True), facts
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def nccl_facts(profiles: Path) -> Callable[[str, str], tuple[ProfileSummary, dict[str, Any]]]:
+    """The primary rank's summary and the cross-rank facts of a generated multi-process NCCL/RCCL export
+    (testkit.nccl_runs), through the pipeline as `pa analyze FILE` runs it: one rank per process."""
+    cache: dict[tuple[str, str], tuple[ProfileSummary, dict[str, Any]]] = {}
+
+    def get(kind: str, fmt: str) -> tuple[ProfileSummary, dict[str, Any]]:
+        if (kind, fmt) not in cache:
+            run = write_nccl_run(profiles / f"nccl-{kind}.{'db' if fmt == 'rocpd' else 'sqlite'}", kind, fmt=fmt)
+            stage1 = summarize_run([run.path], options=RunOptions(workers=1))
+            assert stage1.cross is not None, kind
+            cache[(kind, fmt)] = (stage1.for_rules, stage1.cross.facts())
+        summary, facts = cache[(kind, fmt)]
         return summary.model_copy(deep=True), facts
 
     return get
@@ -117,13 +140,15 @@ def _check_boundary(rule_id: str, case: dict[str, Any], summary: Any, extra: dic
 
 
 @pytest.mark.parametrize(("rule_id", "case", "fmt"), _cases())
-def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, rank_facts: Any,
+def test_rule_case(rule_id: str, case: dict[str, Any], fmt: str, rank_facts: Any, nccl_facts: Any,
                    scenario_profiles: ScenarioProfiles, tmp_path: Path) -> None:
     rs = _ruleset(tmp_path, case.get("params") or {})
     extra = None
     if "rank_set" in case:
         assert case["rank_set"] in KINDS
         summary, extra = rank_facts(case["rank_set"])
+    elif "nccl_run" in case:
+        summary, extra = nccl_facts(case["nccl_run"], fmt)
     elif "input" in case:
         scen = scenario_from_facts(case["input"])
         if fmt == "nsys":

@@ -127,9 +127,10 @@ class GpuSkew:
 def collective_skew_gpu(ranks: Sequence[RankResult], warnings: list[str]) -> GpuSkew:
     """Arrival skew of the NCCL/RCCL collective kernels across ranks (pa.ranks.gpu_collectives).
 
-    wait, last arrivals and the straggler's lead over the next-latest rank as for MPI collectives
-    (module docs). Over the instances the straggler arrived last at, late_compute / late_idle are
-    its compute / non-compute time in the segment before its arrival minus the other ranks' mean
+    wait, last arrivals and leads over the next-latest rank as for MPI collectives (module docs);
+    the late rank (straggler) is the one with the largest summed lead: the rank the others wait for
+    most, not the one last most often (a few microseconds late at many collectives costs nothing).
+    Over the instances the straggler arrived last at, late_compute / late_idle are its compute / non-compute time in the segment before its arrival minus the other ranks' mean
     over theirs; late_because is compute or idle when that side is at least two thirds of the two
     (positive parts), else mixed.
     """
@@ -179,7 +180,11 @@ def collective_skew_gpu(ranks: Sequence[RankResult], warnings: list[str]) -> Gpu
             last_arrivals={int(ids[i]): int(c) for i, c in enumerate(arrivals) if c}))
     if not out:
         return GpuSkew([], wait, None, None, None, None, None, None)
-    straggler = max(last_counts, key=lambda rk: (last_counts[rk], caused[rk], -rk))
+    # The late rank is the one whose lateness costs the others most (its summed lead), not the one
+    # last most often: a rank last by a few microseconds at many collectives holds nobody back.
+    straggler = max(lead, key=lambda rk: (lead[rk], last_counts[rk], -rk))
+    if lead[straggler] == 0:
+        return GpuSkew(out, wait, None, None, max(wait, key=lambda rk: (wait[rk], -rk)), None, None, None)
     index = int(np.flatnonzero(ids == straggler)[0])
     extra_c = extra_i = 0.0
     for li, comp_k, idle_k in per_instance:
@@ -192,7 +197,7 @@ def collective_skew_gpu(ranks: Sequence[RankResult], warnings: list[str]) -> Gpu
     because = "compute" if pos_c >= 2 * pos_i and pos_c > 0 else "idle" if pos_i >= 2 * pos_c and pos_i > 0 \
         else "mixed"
     return GpuSkew(out, wait, straggler, lead[straggler], max(wait, key=lambda rk: (wait[rk], -rk)),
-                   int(round(extra_c)), int(round(extra_i)), because)
+                   round(extra_c), round(extra_i), because)
 
 
 def align_phases(ranks: Sequence[RankResult], warnings: list[str],

@@ -163,7 +163,8 @@ class CrossRank(_Model):
                                           "largest total wait first (pa.ranks.gpu_collectives)")
     gpu_collective_instances: int = Field(0, description="Σ matched instances over the GPU collectives")
     gpu_straggler_rank: int | None = Field(
-        None, description="rank that starts its collective kernels last at the most matched instances")
+        None, description="the late rank: the one whose lead over the next-latest rank, summed over the matched "
+                          "collective kernels it starts last at, is largest (the rank the others wait for most)")
     gpu_straggler_delay_ns: int | None = Field(
         None, description="Σ over the GPU collectives the straggler arrived last at of its lead over the "
                           "next-latest rank: by this much every rank's collectives would end earlier")

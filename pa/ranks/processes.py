@@ -26,41 +26,60 @@ from pa.profile.relations import Relations
 
 @dataclass(frozen=True)
 class GpuProcess:
-    """A process of one export that drove a GPU: its devices, GPU operations and MPI rank."""
+    """A process of one export that drove a GPU or called MPI: its devices, GPU operations and MPI rank."""
 
     pid: int
     name: str | None
     devices: tuple[int, ...]
     gpu_ops: int
     mpi_rank: int | None = None
+    mpi_calls: int = 0
 
 
 def gpu_processes_of(rel: Relations) -> list[GpuProcess]:
-    """The processes with GPU work of their own (kernels, copies or memsets), by ascending pid.
+    """The processes with GPU work of their own (kernels, copies or memsets) or MPI calls, by ascending pid.
 
-    One GROUP BY over each GPU activity relation; NULL pids (a writer that records none) are no
-    process and are never split out.
+    One GROUP BY over each GPU activity relation and the MPI calls; NULL pids (a writer that records
+    none) are no process and are never split out.
     """
-    parts = [f"SELECT pid, device FROM pa_{r}" for r in ("kernels", "copies", "memsets") if rel.available(r)]
-    if not parts:
-        return []
     counts: dict[int, dict[int, int]] = {}
-    for pid, device, n in rel.query(f"SELECT pid, device, count(*) FROM ({' UNION ALL '.join(parts)}) "
-                                    "WHERE pid IS NOT NULL GROUP BY pid, device"):
-        counts.setdefault(int(pid), {})[int(device) if device is not None else -1] = int(n)
+    for relation in ("kernels", "copies", "memsets"):   # one statement each: an error names its relation
+        if not rel.available(relation):
+            continue
+        for pid, device, n in rel.query(f"SELECT pid, device, count(*) FROM pa_{relation} "
+                                        "WHERE pid IS NOT NULL GROUP BY pid, device"):
+            per = counts.setdefault(int(pid), {})
+            key = int(device) if device is not None else -1
+            per[key] = per.get(key, 0) + int(n)
     names: dict[int, str] = {}
     if rel.available("processes"):
         for pid, name in rel.query("SELECT pid, name FROM pa_processes WHERE pid IS NOT NULL"):
             if name is not None:
                 names.setdefault(int(pid), str(name))
     ranks: dict[int, int | None] = {}
+    mpi_calls: dict[int, int] = {}
     if rel.available("mpi_calls"):
-        for pid, lo, hi in rel.query("SELECT pid, min(rank), max(rank) FROM pa_mpi_calls "
-                                     "WHERE rank IS NOT NULL AND pid IS NOT NULL GROUP BY pid"):
-            ranks[int(pid)] = int(lo) if lo == hi else None
-    return [GpuProcess(pid=pid, name=names.get(pid), devices=tuple(sorted(d for d in devs if d >= 0)),
-                       gpu_ops=sum(devs.values()), mpi_rank=ranks.get(pid))
-            for pid, devs in sorted(counts.items())]
+        for pid, lo, hi, n in rel.query("SELECT pid, min(rank), max(rank), count(*) FROM pa_mpi_calls "
+                                        "WHERE pid IS NOT NULL GROUP BY pid"):
+            ranks[int(pid)] = int(lo) if lo is not None and lo == hi else None
+            mpi_calls[int(pid)] = int(n)
+    return [GpuProcess(pid=pid, name=names.get(pid), devices=tuple(sorted(d for d in counts.get(pid, {}) if d >= 0)),
+                       gpu_ops=sum(counts.get(pid, {}).values()), mpi_rank=ranks.get(pid),
+                       mpi_calls=mpi_calls.get(pid, 0))
+            for pid in sorted(set(counts) | set(mpi_calls))]
+
+
+def rank_processes(processes: Sequence[GpuProcess]) -> list[GpuProcess]:
+    """The processes of one export that are the ranks of its run; [] when it holds fewer than two.
+
+    The processes that drive a GPU when there are several; else, for a CPU-only MPI job captured in
+    one file, the processes that call MPI. A launcher or a helper with neither is never a rank.
+    """
+    gpu = [p for p in processes if p.gpu_ops]
+    if len(gpu) >= 2:
+        return gpu
+    mpi = [p for p in processes if p.mpi_calls]
+    return mpi if len(mpi) >= 2 and not gpu else []
 
 
 def gpu_processes(path: Path, query_dirs: Sequence[Path] = ()) -> list[GpuProcess]:

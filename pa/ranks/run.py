@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,15 +28,17 @@ from pa.profile.relations import VALID, Relations
 from pa.ranks.discover import assign_ranks, discover
 from pa.ranks.gpu_collectives import gpu_collective_calls
 from pa.ranks.model import Collectives, GpuCollectives, RankResult, RankSet
-from pa.ranks.processes import GpuProcess, gpu_processes
+from pa.ranks.processes import GpuProcess, gpu_processes, rank_processes
 
 T = TypeVar("T")
 
 
 def collective_calls(path: Path, query_dirs: Sequence[Path] = (),
                      pid: int | None = None) -> tuple[Collectives, GpuCollectives]:
-    """Collective MPI calls of one file (or one process of it), per name in call (start) order, and its
-    NCCL/RCCL collective kernels (pa.ranks.gpu_collectives)."""
+    """Collective MPI calls of one file (or one process of it), and its NCCL/RCCL collective kernels.
+
+    MPI calls per name in call (start) order; the kernels as pa.ranks.gpu_collectives reads them.
+    """
     conn = open_readonly(path)
     try:
         fmt = detect(conn, path)
@@ -128,7 +130,8 @@ def rank_units(files: Sequence[Path], processes: Sequence[Sequence[GpuProcess]])
     """The ranks of the given files: a file, or each GPU process of a file that holds several."""
     units: list[Unit] = []
     for f, procs in zip(files, processes, strict=True):
-        units += [(f, p.pid) for p in procs] if len(procs) > 1 else [(f, None)]
+        ranks = rank_processes(procs)
+        units += [(f, p.pid) for p in ranks] if ranks else [(f, None)]
     return units
 
 
@@ -156,7 +159,8 @@ def summarize_ranks(paths: Iterable[Path], workers: int | None = None, executor:
     results = _run(stage1, units, workers, executor, scheduler, progress, max_phases=max_phases,
                    keep_paths=keep_paths, marker_naming=marker_naming, thresholds=thresholds,
                    query_dirs=tuple(query_dirs))
-    by_pid = {(f, p.pid): p for f, procs in zip(files, processes, strict=True) for p in procs}
+    by_pid: dict[Unit, GpuProcess] = {(f, p.pid): p for f, procs in zip(files, processes, strict=True)
+                                      for p in procs}
     ranks, sources, warnings = assign_unit_ranks(
         units, [by_pid[u].mpi_rank if u[1] is not None else s.profile.rank
                 for u, (s, _, _) in zip(units, results, strict=True)])
@@ -168,8 +172,11 @@ def summarize_ranks(paths: Iterable[Path], workers: int | None = None, executor:
 
 def assign_unit_ranks(units: Sequence[Unit], mpi_ranks: Sequence[int | None]
                       ) -> tuple[list[int], list[str], list[str]]:
-    """(ranks, sources, warnings): MPI metadata when it numbers every rank distinctly; else, for files of
-    one process each, discover.assign_ranks (file names, then order); else the file and process order."""
+    """(ranks, sources, warnings) of the ranks of a run: files, or the processes of exports.
+
+    MPI metadata when it numbers every rank distinctly; else, for files of one process each,
+    discover.assign_ranks (file names, then order); else the file and process order.
+    """
     if all(pid is None for _, pid in units):
         return assign_ranks([f for f, _ in units], mpi_ranks)
     if all(r is not None for r in mpi_ranks) and len(set(mpi_ranks)) == len(mpi_ranks):
