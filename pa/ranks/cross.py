@@ -130,8 +130,9 @@ def collective_skew_gpu(ranks: Sequence[RankResult], warnings: list[str]) -> Gpu
     wait, last arrivals and leads over the next-latest rank as for MPI collectives (module docs);
     the late rank (straggler) is the one with the largest summed lead: the rank the others wait for
     most, not the one last most often (a few microseconds late at many collectives costs nothing).
-    Over the instances the straggler arrived last at, late_compute / late_idle are its compute / non-compute time in the segment before its arrival minus the other ranks' mean
-    over theirs; late_because is compute or idle when that side is at least two thirds of the two
+    Over the instances the straggler arrived last at, late_compute / late_idle are its compute /
+    non-compute time in the segment before its arrival minus the other ranks' mean over theirs;
+    late_because is compute or idle when that side is at least two thirds of the two
     (positive parts), else mixed.
     """
     wait = {r.rank: 0 for r in ranks}
