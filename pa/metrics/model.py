@@ -582,6 +582,43 @@ class MpiOpStats(_Model):
     bytes: int | None = None
 
 
+class CollectiveStats(_Model):
+    """NCCL/RCCL kernels of one collective type on one device (pa.metrics.collectives).
+
+    The type comes from the kernel name (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce,
+    SendRecv, AllToAll, Send, Recv, Generic: a kernel that runs any collective, unknown: a name no
+    naming scheme fits). Small kernels are those shorter than the threshold collective_latency_ns.
+    """
+
+    device: int = Field(description="device number as the profile numbers it")
+    type: OwnStr = Field(description="collective type the kernel names state")
+    count: int
+    total_ns: int = Field(description="sum of the kernels' durations")
+    mean_ns: float
+    median_ns: float
+    min_ns: int
+    max_ns: int
+    busy_ns: int = Field(description="union of these kernels")
+    exposed_ns: int = Field(
+        description="that union minus the union of the device's compute kernels (no compute beside them; "
+                    "waiting for peers included)")
+    small_count: int = Field(description="kernels shorter than collective_latency_ns")
+    small_time_ns: int = Field(description="sum of the small kernels' durations")
+    small_min_ns: int | None = Field(None, description="the shortest small kernel; null without one")
+    small_median_ns: float | None = Field(None, description="median small kernel; null without one")
+    small_busy_ns: int = Field(description="union of the small kernels")
+    small_exposed_ns: int = Field(description="union of the small kernels minus the union of the compute kernels")
+    bytes: int | None = Field(
+        None, description="message bytes; null: unknown (the SQLite export keeps no NCCL NVTX payload)")
+    ranks: int | None = Field(None, description="ranks in the communicator; null: unknown")
+    algbw_bps: float | None = Field(None, description="bytes / total time (nccl-tests algbw); null without bytes")
+    busbw_bps: float | None = Field(
+        None, description="algbw × the nccl-tests bus factor of the type (2(n−1)/n AllReduce, (n−1)/n "
+                          "AllGather/ReduceScatter/AllToAll, 1 SendRecv/Broadcast/Reduce); null without bytes or ranks")
+    kernel_names: list[KernelStr] = Field(
+        default_factory=list, description="distinct kernel names (identifier only) of this type on this device")
+
+
 class MpiSummary(_Model):
     """MPI calls of this file."""
 
@@ -640,6 +677,9 @@ class ProfileSummary(_Model):
                           "GPU, host and gap metrics count only the events overlapping that range; span, "
                           "start-up, markers and phases are the whole capture's")
     mpi: MpiSummary | None = None
+    collectives: list[CollectiveStats] | None = Field(
+        None, description="NCCL/RCCL kernels per (device, collective type), largest total first per device; "
+                          "[] without communication kernels, null when the kernels or their classes were not read")
     overhead: OverheadSummary | None = None
     phases: list[PhaseSummary] | None = Field(
         None, description="non-overlapping phases of the timeline (markers or kernel mix); None: no kernels")

@@ -20,6 +20,7 @@ from pa import formatting
 from pa.metrics import host as host_metrics
 from pa.metrics import intervals as iv
 from pa.metrics.activity import DeviceActivity, Ops, device_activity, stream_stats
+from pa.metrics.collectives import collective_stats
 from pa.metrics.communication import class_name_ids, device_communication
 from pa.metrics.degraded import rocpd_capture_checks
 from pa.metrics.gaps import GapTable, classify_gaps, clipped_totals, device_gaps
@@ -565,6 +566,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
         steady_window=steady_window(markers.iterations if markers is not None else None, acts, int(span_start))
         if forced_span is None and span_start is not None else None,
         mpi=mpi_summary,
+        collectives=collective_stats(kernels, kx["name_id"], is_comm, knames, thresholds.collective_latency_ns)
+        if rel.available("kernels") and rel.available("kernel_classes") else None,
         overhead=overhead,
         phases=_with_gap_causes(phases_job.result() if phases_job is not None else phases_now() if window is not None
                                 else None, gap_tables, int(span_start or 0)),

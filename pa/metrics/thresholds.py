@@ -70,6 +70,10 @@ class Thresholds:
     latency_copy_max_bytes: int = 64 << 10
     """Copies of at most this many bytes measure the per-copy latency."""
 
+    collective_latency_ns: int = 50_000
+    """An NCCL/RCCL kernel shorter than this is a small collective (`collectives[].small_*`): its time is
+    mostly the collective's fixed cost, not the bytes it moves (COMM-LAT-001)."""
+
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> Thresholds:
         """The thresholds named in `params` (name -> value), the defaults for the others.
@@ -101,6 +105,7 @@ _RANGES: dict[str, tuple[float, float, bool]] = {
     "phase_order_tolerance": (0.0, math.inf, False),
     "measured_pinned_min_bytes": (1, math.inf, True),
     "latency_copy_max_bytes": (0, math.inf, True),
+    "collective_latency_ns": (1, math.inf, True),
 }
 
 
