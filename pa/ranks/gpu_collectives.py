@@ -15,27 +15,17 @@ late because it computes more; more idle says its host (or data loading, or a sy
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from pa.metrics import intervals as iv
+from pa.metrics.collectives import parse_collective
 from pa.profile.relations import VALID, Relations
 from pa.ranks.model import GpuCollectives
 
-# Collective types as NCCL and RCCL name their kernels (ncclDevKernel_AllReduce_Sum_bf16_RING_LL,
-# ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t, ncclAllReduceRingLLKernel_sum_f32); longest first so
-# ReduceScatter is not read as Reduce.
-_TYPES = ("ReduceScatter", "AllReduce", "AllGather", "AllToAll", "Broadcast", "SendRecv", "Reduce", "Send",
-          "Recv", "Generic")
-_PREFIX = re.compile(r"^(?:void\s+)?(?:[a-z_]+::)*[nr]ccl(?:DevKernel|Kernel)?_?", re.IGNORECASE)
-
 
 def collective_type(name: str) -> str:
-    """The collective type a communication kernel's name says ("AllReduce", ...), "unknown" when none."""
-    rest = _PREFIX.sub("", name.split("(")[0].strip())
-    low = rest.lower()
-    return next((t for t in _TYPES if low.startswith(t.lower())), "unknown")
+    """The collective type a communication kernel's name says (pa.metrics.collectives), "unknown" when none."""
+    return parse_collective(name).type
 
 
 def gpu_collective_calls(rel: Relations) -> GpuCollectives:
