@@ -264,20 +264,43 @@ def print_rank_summary(cr: CrossRank, console: Console | None = None, top_collec
                        wide: bool = False) -> None:
     """Print a multi-rank run: the per-rank table, the roles, per-phase imbalance and collective skew."""
     o = _Out(console or output_console(), wide)
-    cols = [Column("rank"), Column("from", drop=4), Column("file", name=True), Column("span", numeric=True),
+    by_pid = any(r.pid is not None for r in cr.ranks)       # the processes of one export (pa.ranks.processes)
+    comm = any(r.communication_ns for r in cr.ranks)
+    mpi = any(r.mpi_ns is not None for r in cr.ranks) or not comm
+    cols = [Column("rank"), Column("from", drop=4),
+            Column("pid", numeric=True) if by_pid else Column("file", name=True), Column("span", numeric=True),
             Column("kernel time", numeric=True), Column("GPU busy", numeric=True), Column("util", drop=2, numeric=True),
-            Column("idle", drop=3, numeric=True), Column("MPI", numeric=True),
-            Column("collective wait", drop=1, numeric=True)]
+            Column("idle", drop=3, numeric=True)]
+    if comm:
+        cols += [Column("NCCL/RCCL", numeric=True), Column("exposed", drop=2, numeric=True),
+                 Column("GPU wait", numeric=True)]
+    if mpi:
+        cols += [Column("MPI", numeric=True), Column("collective wait", drop=1, numeric=True)]
     for r in cr.ranks:
-        mark = " (straggler)" if r.rank == cr.straggler_rank else ""
-        row = [f"{r.rank}{mark}", _t(r.rank_source), _t(r.file_name), fmt_ns(r.span_ns), fmt_ns(r.kernel_time_ns),
-               fmt_ns(r.busy_ns), fmt_pct(r.utilization_pct), fmt_ns(r.idle_ns), fmt_ns(r.mpi_ns),
-               fmt_ns(r.collective_wait_ns)]
+        late = r.rank in (cr.straggler_rank, cr.gpu_straggler_rank)
+        row = [f"{r.rank}{' (straggler)' if late else ''}", _t(r.rank_source),
+               str(r.pid) if by_pid else _t(r.file_name), fmt_ns(r.span_ns), fmt_ns(r.kernel_time_ns),
+               fmt_ns(r.busy_ns), fmt_pct(r.utilization_pct), fmt_ns(r.idle_ns)]
+        if comm:
+            row += [fmt_ns(r.communication_ns), fmt_ns(r.communication_exposed_ns), fmt_ns(r.gpu_collective_wait_ns)]
+        if mpi:
+            row += [fmt_ns(r.mpi_ns), fmt_ns(r.collective_wait_ns)]
         add_row(cols, row)
     o.table(f"Ranks ({cr.rank_count})", cols)
-    o.line(f"straggler rank: {cr.straggler_rank if cr.straggler_rank is not None else 'n/a (no collectives)'}; "
-           f"most waited on: {_rank_or_na(cr.most_waited_on_rank)}; "
-           f"waits most: {_rank_or_na(cr.most_waiting_rank)}")
+    if by_pid:
+        o.line("ranks: the processes of " + ("one export" if cr.rank_source == "process_order" else "the exports")
+               + (", numbered by their MPI rank" if cr.rank_source == "mpi"
+                  else ", numbered in ascending pid order (the export records no rank)"))
+    if cr.gpu_straggler_rank is not None:
+        o.line(f"GPU collectives: rank {cr.gpu_straggler_rank} is the late rank (its lead over the next-latest rank, "
+               f"summed over {fmt_count(cr.gpu_collective_instances)} matched collective kernels: "
+               f"{fmt_ns(cr.gpu_straggler_delay_ns)}; before those arrivals it computed "
+               f"{fmt_ns(cr.gpu_late_compute_ns)} and idled {fmt_ns(cr.gpu_late_idle_ns)} more than the others: "
+               f"late because of {_t(cr.gpu_late_because)}); waits most: {_rank_or_na(cr.gpu_most_waiting_rank)}")
+    if cr.straggler_rank is not None or not comm:
+        o.line(f"straggler rank: {cr.straggler_rank if cr.straggler_rank is not None else 'n/a (no collectives)'}; "
+               f"most waited on: {_rank_or_na(cr.most_waited_on_rank)}; "
+               f"waits most: {_rank_or_na(cr.most_waiting_rank)}")
     o.line(f"imbalance: {_t(cr.imbalance_side)} (kernel time {_imb(cr.compute_imbalance)}, MPI time "
            f"{_imb(cr.communication_imbalance)}, MPI outside collectives {_imb(cr.noncollective_imbalance)}; "
            f"(max − min) / mean)")
@@ -302,6 +325,17 @@ def print_rank_summary(cr: CrossRank, console: Console | None = None, top_collec
                              for k, v in sorted(sk.last_arrivals.items(), key=lambda kv: -kv[1])[:3])
             row = [_t(sk.name), fmt_count(sk.instances), fmt_ns(sk.total_wait_ns), fmt_ns(sk.max_skew_ns), last]
             add_row(cols, row)
+        o.table(None, cols)
+    if cr.gpu_collectives:
+        o.line(f"GPU collective skew ({fmt_count(cr.gpu_collective_instances)} matched collective kernels)",
+               style="italic")
+        cols = [Column("collective", name=True), Column("instances", numeric=True), Column("total wait", numeric=True),
+                Column("max skew", numeric=True), Column("last to arrive", drop=1)]
+        for sk in cr.gpu_collectives[:top_collectives]:
+            last = ", ".join(f"rank {k}: {fmt_count(v)}"
+                             for k, v in sorted(sk.last_arrivals.items(), key=lambda kv: -kv[1])[:3])
+            add_row(cols, [_t(sk.name), fmt_count(sk.instances), fmt_ns(sk.total_wait_ns), fmt_ns(sk.max_skew_ns),
+                           last])
         o.table(None, cols)
     for w in cr.warnings:
         o.line(f"warning: {_t(w)}", style="yellow")
