@@ -67,8 +67,9 @@ def analyze(profiles: tuple[Path, ...], fmt: str | None, output: Path | None, as
             base_url: str | None, llm_extra: dict[str, Any], run: RunOptions) -> None:
     """Analyse PROFILE(s) and write a ranked, auditable report.
 
-    Several files, or a directory of rank files (report.*.sqlite, rank_*.db), are one multi-rank run:
-    the rules see the primary rank (the idle-time outlier, or --primary-rank) and the cross-rank facts.
+    Several files, a directory of rank files (report.*.sqlite, rank_*.db), or one export of several
+    GPU processes (torchrun, mpirun under one nsys) are one multi-rank run: the rules see the primary
+    rank (the idle-time outlier, or --primary-rank) and the cross-rank facts.
     """
     from pa import pipeline
     from pa.llm.model import LlmOptions
