@@ -1,0 +1,102 @@
+"""One export of several processes as a rank set (issue 28): which processes are ranks, their numbers,
+each rank's summary reading only its process, nesting in a directory, --primary-rank.
+
+Every expectation comes from the written file itself (direct SQL) or from the generator's ground
+truth (testkit.nccl_runs), never from pa's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from testkit.nccl_runs import write_nccl_run
+from testkit.nsys_writer import write_nsys
+from testkit.scenario import ApiCall, Device, Kernel, Process, Scenario
+
+from pa.cli import main
+from pa.pipeline import RunOptions, summarize_run
+
+MS = 1_000_000
+
+
+def _json(args: list[str]) -> dict[str, Any]:
+    r = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    doc: dict[str, Any] = json.loads(r.output)
+    return doc
+
+
+def _kernels_by_pid(path: Path) -> dict[int, int]:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        return dict(con.execute("SELECT (globalPid >> 24) & 16777215, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                                "GROUP BY 1"))
+
+
+def test_each_rank_summary_reads_only_its_process(tmp_path: Path) -> None:
+    run = write_nccl_run(tmp_path / "dp.sqlite", "dp_straggler")
+    stage1 = summarize_run([run.path], options=RunOptions(workers=1))
+    assert stage1.rank_set is not None and stage1.cross is not None
+    by_pid = _kernels_by_pid(run.path)
+    got = {r.pid: r.summary.gpu.kernel_count for r in stage1.rank_set.ranks}
+    assert got == by_pid and len(got) == 4
+    for r in stage1.rank_set.ranks:   # the rank's own device only is used
+        assert [d.id for d in r.summary.devices if d.used] == [run.truth.device_of[r.pid]]
+        assert r.summary.profile.pid == r.pid
+
+
+def test_a_helper_process_without_gpu_work_is_no_rank(tmp_path: Path) -> None:
+    """Two processes, one of which never touches the GPU (a launcher, a data-loader): one run, no rank set."""
+    t0 = 1_000_000_000
+    kernels = [Kernel(10, 0, 7, t0 + i * 2 * MS, t0 + i * 2 * MS + MS, "k", correlation_id=i + 1) for i in range(20)]
+    api = [ApiCall(10, 10, k.start - 50_000, k.start - 40_000, "launch", correlation_id=k.correlation_id)
+           for k in kernels]
+    api.append(ApiCall(11, 11, t0, t0 + MS, "other", name="cudaGetDeviceCount"))
+    sc = Scenario(name="helper", description="a GPU process and a helper", devices=[Device(id=0), Device(id=1)],
+                  processes=[Process(10, "python", {10: "main"}), Process(11, "helper", {11: "main"})],
+                  kernels=kernels, api_calls=api)
+    path = write_nsys(sc, tmp_path / "helper.sqlite")
+    doc = _json(["analyze", str(path), "--no-llm", "-f", "json"])
+    assert doc["cross_rank"] is None
+    assert doc["summary"]["kernel_count"] == 20
+
+
+def test_primary_rank_chooses_the_process_the_rules_read(tmp_path: Path) -> None:
+    run = write_nccl_run(tmp_path / "dp.sqlite", "dp_straggler")
+    doc = _json(["analyze", str(run.path), "--no-llm", "-f", "json", "--primary-rank", "3"])
+    cr = doc["cross_rank"]
+    assert cr["primary_rank"] == 3 and cr["primary_reason"] == "chosen with --primary-rank"
+    pid = run.truth.pids[3]
+    assert doc["summary"]["kernel_count"] == _kernels_by_pid(run.path)[pid]
+
+
+def test_a_directory_of_multi_process_exports_nests(tmp_path: Path) -> None:
+    """Two nodes, each one export of two processes: four ranks, numbered by file then pid."""
+    folder = tmp_path / "job"
+    folder.mkdir()
+    node0 = write_nccl_run(tmp_path / "a.sqlite", "exposed")
+    node1 = write_nccl_run(tmp_path / "b.sqlite", "exposed")
+    shutil.copy(node0.path, folder / "node0.sqlite")
+    shutil.copy(node1.path, folder / "node1.sqlite")
+    doc = _json(["analyze", str(folder), "--no-llm", "-f", "json"])
+    cr = doc["cross_rank"]
+    assert cr["rank_count"] == 4 and cr["rank_source"] == "file_process_order"
+    assert [(r["file_name"], r["pid"]) for r in cr["ranks"]] == \
+        [("node0.sqlite", p) for p in node0.truth.pids] + [("node1.sqlite", p) for p in node1.truth.pids]
+    assert [r["rank"] for r in cr["ranks"]] == [0, 1, 2, 3]
+
+
+def test_mpi_metadata_numbers_the_processes(tmp_path: Path) -> None:
+    """With MPI ranks in the export, the rank numbers are the MPI ranks, whatever the pid order."""
+    run = write_nccl_run(tmp_path / "mpi.sqlite", "dp_straggler", mpi_ranks=True)
+    with sqlite3.connect(f"file:{run.path}?mode=ro", uri=True) as con:
+        by_pid = dict(con.execute("SELECT (globalTid >> 24) & 16777215, rank FROM MPI_RANKS"))
+    doc = _json(["summary", str(run.path), "--json"])
+    assert doc["kind"] == "multi_rank_summary"
+    assert {r["summary"]["profile"]["pid"]: r["rank"] for r in doc["ranks"]} == by_pid
+    assert doc["cross_rank"]["rank_source"] == "mpi"
+    assert sorted(by_pid, key=by_pid.__getitem__) != sorted(by_pid)   # the pid order would have numbered them otherwise
