@@ -173,9 +173,25 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
                             summaries=[r.summary for r in alone], primary=0, separate=reason)
     cross = cross_rank(rs, primary_rank=options.primary_rank, thresholds=thresholds)
     numbers = [r.rank for r in rs.ranks]
+    primary = numbers.index(cross.primary_rank)
+    # The rules read the primary rank: on its marked loop when its markers show one, as for one file.
+    p = rs.ranks[primary]
+    s, w = p.summary, p.summary.steady_window
+    judged = None
+    if options.steady and p.path is not None and w is not None and s.span_start_ns is not None \
+            and s.span_end_ns is not None:
+        from pa.metrics.steady import judged_summary
+        from pa.metrics.summarize import summarize
+
+        start = s.span_start_ns
+        judged = judged_summary(s, summarize(
+            p.path, keep_paths=options.keep_paths, max_phases=options.max_phases, marker_naming=naming,
+            thresholds=thresholds, query_dirs=options.query_dirs, within=((start + w.start_ns, s.span_end_ns),
+                                                                          (start, s.span_end_ns)),
+            digest=s.profile.sha256, process=p.pid))
     return RunSummaries(files=[r.path or Path(r.summary.profile.file_name) for r in rs.ranks],
-                        summaries=[r.summary for r in rs.ranks], primary=numbers.index(cross.primary_rank),
-                        rank_set=rs, cross=cross, rank_numbers=numbers)
+                        summaries=[r.summary for r in rs.ranks], primary=primary,
+                        rank_set=rs, cross=cross, rank_numbers=numbers, judged=judged)
 
 
 def evaluate_rules(run: RunSummaries, ruleset: RuleSet) -> RuleResult:

@@ -16,7 +16,7 @@ from typing import Any
 from click.testing import CliRunner
 from testkit.nccl_runs import write_nccl_run
 from testkit.nsys_writer import write_nsys
-from testkit.scenario import ApiCall, Device, Kernel, Process, Scenario
+from testkit.scenario import ApiCall, Device, Kernel, Marker, Process, Scenario
 
 from pa.cli import main
 from pa.pipeline import RunOptions, summarize_run
@@ -100,3 +100,31 @@ def test_mpi_metadata_numbers_the_processes(tmp_path: Path) -> None:
     assert {r["summary"]["profile"]["pid"]: r["rank"] for r in doc["ranks"]} == by_pid
     assert doc["cross_rank"]["rank_source"] == "mpi"
     assert sorted(by_pid, key=by_pid.__getitem__) != sorted(by_pid)   # the pid order would have numbered them otherwise
+
+
+def test_the_primary_rank_is_judged_on_its_marked_loop(tmp_path: Path) -> None:
+    """Each process: a 200 ms set-up (one kernel, then host work), then 20 marked iterations of 5 kernels.
+    The rules read the primary rank from its loop's start on, as they read a single file (issue 24)."""
+    t0, sc = 1_000_000_000, Scenario(name="two", description="set-up then a loop, two processes",
+                                     devices=[Device(id=0), Device(id=1)], processes=[])
+    loop_start = t0 + 200 * MS
+    for dev, pid in enumerate((20, 21)):
+        sc.processes.append(Process(pid, "python", {pid: "main"}))
+        sc.kernels.append(Kernel(pid, dev, 7, t0, t0 + MS, "setup_kernel"))
+        t = loop_start
+        for i in range(20):
+            sc.markers.append(Marker(pid, pid, t, t + 5 * MS, "iteration"))
+            for k in range(5):
+                sc.kernels.append(Kernel(pid, dev, 7, t + k * MS, t + k * MS + 900_000, f"step{k}"))
+            t += 5 * MS
+    path = write_nsys(sc, tmp_path / "loop.sqlite")
+    stage1 = summarize_run([path], options=RunOptions(workers=1))
+    assert stage1.cross is not None and stage1.judged is not None
+    primary = stage1.rank_set.ranks[stage1.primary] if stage1.rank_set else None
+    assert primary is not None and stage1.judged.profile.pid == primary.pid
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        in_loop = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE \"end\" >= ? "
+                              "AND (globalPid >> 24) & 16777215 = ?", (loop_start, primary.pid)).fetchone()[0]
+    assert stage1.judged.gpu.kernel_count == in_loop == 100
+    assert stage1.judged.judged_range is not None and stage1.judged.judged_range.count == 20
+    assert summarize_run([path], options=RunOptions(workers=1, steady=False)).judged is None
