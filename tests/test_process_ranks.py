@@ -112,7 +112,7 @@ def test_the_primary_rank_is_judged_on_its_marked_loop(tmp_path: Path) -> None:
         sc.processes.append(Process(pid, "python", {pid: "main"}))
         sc.kernels.append(Kernel(pid, dev, 7, t0, t0 + MS, "setup_kernel"))
         t = loop_start
-        for i in range(20):
+        for _ in range(20):
             sc.markers.append(Marker(pid, pid, t, t + 5 * MS, "iteration"))
             for k in range(5):
                 sc.kernels.append(Kernel(pid, dev, 7, t + k * MS, t + k * MS + 900_000, f"step{k}"))
