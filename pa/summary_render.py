@@ -265,10 +265,11 @@ def print_rank_summary(cr: CrossRank, console: Console | None = None, top_collec
     """Print a multi-rank run: the per-rank table, the roles, per-phase imbalance and collective skew."""
     o = _Out(console or output_console(), wide)
     by_pid = any(r.pid is not None for r in cr.ranks)       # the processes of one export (pa.ranks.processes)
+    files = len({r.file_name for r in cr.ranks}) > 1 or not by_pid
     comm = any(r.communication_ns for r in cr.ranks)
     mpi = any(r.mpi_ns is not None for r in cr.ranks) or not comm
-    cols = [Column("rank"), Column("from", drop=4),
-            Column("pid", numeric=True) if by_pid else Column("file", name=True), Column("span", numeric=True),
+    cols = [Column("rank"), Column("from", drop=4), *([Column("file", name=True)] if files else []),
+            *([Column("pid", numeric=True)] if by_pid else []), Column("span", numeric=True),
             Column("kernel time", numeric=True), Column("GPU busy", numeric=True), Column("util", drop=2, numeric=True),
             Column("idle", drop=3, numeric=True)]
     if comm:
@@ -279,7 +280,9 @@ def print_rank_summary(cr: CrossRank, console: Console | None = None, top_collec
     for r in cr.ranks:
         late = r.rank in (cr.straggler_rank, cr.gpu_straggler_rank)
         row = [f"{r.rank}{' (straggler)' if late else ''}", _t(r.rank_source),
-               str(r.pid) if by_pid else _t(r.file_name), fmt_ns(r.span_ns), fmt_ns(r.kernel_time_ns),
+               *([_t(r.file_name)] if files else []),
+               *([str(r.pid) if r.pid is not None else "all"] if by_pid else []), fmt_ns(r.span_ns),
+               fmt_ns(r.kernel_time_ns),
                fmt_ns(r.busy_ns), fmt_pct(r.utilization_pct), fmt_ns(r.idle_ns)]
         if comm:
             row += [fmt_ns(r.communication_ns), fmt_ns(r.communication_exposed_ns), fmt_ns(r.gpu_collective_wait_ns)]

@@ -10,7 +10,8 @@ The examples are read from README.md and docs/*.md, fenced block by fenced block
 - `toml`: parsed by pa's own pa.toml reader, which refuses an unknown key or a wrong type;
 - `bash` / `console`: each line invoking `pa` (in `console`, the lines after `$ `) runs in a fresh
   directory holding generated profiles under the names the docs use (run.sqlite, new.sqlite,
-  before.sqlite, after.sqlite, prof.sqlite, p.sqlite, baseline.json, run/ with four ranks), an
+  before.sqlite, after.sqlite, prof.sqlite, p.sqlite, baseline.json, run/ with four ranks,
+  torchrun.sqlite: one export of four GPU processes), an
   empty site-queries/ and the user guide's site.yaml, and must exit 0. `mkdir` lines run too;
   other programs (nsys, pip, rocprofv3, export) do not.
 
@@ -35,6 +36,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from testkit.nccl_runs import write_nccl_run
 
 from pa.cli import main
 from pa.config import parse_config
@@ -151,6 +153,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("new.sqlite", "before.sqlite", "after.sqlite", "prof.sqlite", "p.sqlite"):
         shutil.copy(d / "run.sqlite", d / name)
     assert runner.invoke(main, ["example", "--ranks", "4", str(d / "run")]).exit_code == 0
+    write_nccl_run(d / "torchrun.sqlite", "dp_straggler")   # one export of four GPU processes
     r = runner.invoke(main, ["summary", "--json", str(d / "before.sqlite")])
     (d / "baseline.json").write_text(r.stdout, encoding="utf-8")
     (d / "site-queries").mkdir()
@@ -249,7 +252,7 @@ def test_skip_markers_name_what_is_needed() -> None:
 def test_the_workspace_names_are_the_docs_names() -> None:
     """The profiles the docs' commands name exist in the workspace (a new name needs a fixture)."""
     names = {"run.sqlite", "new.sqlite", "before.sqlite", "after.sqlite", "prof.sqlite", "p.sqlite",
-             "baseline.json", "run/", "demo.sqlite"}
+             "baseline.json", "run/", "demo.sqlite", "torchrun.sqlite"}
     for b in SHELL_BLOCKS:
         for line in commands(b):
             if any(s in line for s in b.skips):
