@@ -7,12 +7,14 @@ truth (testkit.nccl_runs), never from pa's own output.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from testkit.nccl_runs import write_nccl_run
 from testkit.nsys_writer import write_nsys
@@ -128,3 +130,18 @@ def test_the_primary_rank_is_judged_on_its_marked_loop(tmp_path: Path) -> None:
     assert stage1.judged.gpu.kernel_count == in_loop == 100
     assert stage1.judged.judged_range is not None and stage1.judged.judged_range.count == 20
     assert summarize_run([path], options=RunOptions(workers=1, steady=False)).judged is None
+
+
+@pytest.mark.slow  # starts a local dask cluster of two worker processes (~10 s)
+@pytest.mark.skipif(importlib.util.find_spec("dask") is None, reason="dask not installed (pa[dask])")
+def test_dask_splits_one_export_into_its_processes_as_the_pool_does(tmp_path: Path) -> None:
+    from dask.distributed import LocalCluster
+
+    from pa.ranks import cross_rank, summarize_ranks
+
+    run = write_nccl_run(tmp_path / "dp.sqlite", "dp_straggler")
+    local = summarize_ranks([run.path], workers=2)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:
+        remote = summarize_ranks([run.path], executor="dask", scheduler=cluster.scheduler_address)
+    assert [r.pid for r in remote.ranks] == run.truth.pids
+    assert cross_rank(remote).model_dump() == cross_rank(local).model_dump()
