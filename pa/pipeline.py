@@ -130,14 +130,10 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
     paths = list(files)
     if not paths:
         raise UserError("no profile files given")
-    from pa.ranks.processes import gpu_processes, rank_processes
+    from pa.ranks.processes import rank_processes
 
-    # One export of several GPU processes (torchrun, mpirun under one nsys) is a rank set of its own.
-    one_export = gpu_processes(paths[0], options.query_dirs) if len(paths) == 1 else []
-    if len(paths) == 1 and not rank_processes(one_export):
-        if options.primary_rank is not None:
-            raise UserError("--primary-rank needs several ranks: the files of several ranks, or one export "
-                            "of several GPU processes")
+    one_export: list[Any] = []
+    if len(paths) == 1:
         from pa.metrics.steady import judged_summary
         from pa.metrics.summarize import summarize
 
@@ -148,6 +144,12 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
                              within=within, digest=digest)
 
         s = one()
+        # One export of several GPU processes (torchrun, mpirun under one nsys) is a rank set of its own.
+        one_export = list(s.processes) if rank_processes(s.processes) else []
+    if len(paths) == 1 and not one_export:
+        if options.primary_rank is not None:
+            raise UserError("--primary-rank needs several ranks: the files of several ranks, or one export "
+                            "of several GPU processes")
         judged = None
         w = s.steady_window
         if options.steady and w is not None and s.span_start_ns is not None and s.span_end_ns is not None:

@@ -145,3 +145,19 @@ def test_dask_splits_one_export_into_its_processes_as_the_pool_does(tmp_path: Pa
         remote = summarize_ranks([run.path], executor="dask", scheduler=cluster.scheduler_address)
     assert [r.pid for r in remote.ranks] == run.truth.pids
     assert cross_rank(remote).model_dump() == cross_rank(local).model_dump()
+
+
+def test_the_process_table_counts_each_process_s_gpu_work_and_mpi_rank(tmp_path: Path) -> None:
+    from pa.metrics.summarize import summarize
+
+    run = write_nccl_run(tmp_path / "mpi.sqlite", "dp_straggler", mpi_ranks=True)
+    with sqlite3.connect(f"file:{run.path}?mode=ro", uri=True) as con:
+        ops = dict(con.execute(
+            "SELECT pid, count(*) FROM (SELECT (globalPid >> 24) & 16777215 AS pid FROM CUPTI_ACTIVITY_KIND_KERNEL "
+            "UNION ALL SELECT (globalPid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+            "UNION ALL SELECT (globalPid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_MEMSET) GROUP BY pid"))
+        ranks = dict(con.execute("SELECT (globalTid >> 24) & 16777215, rank FROM MPI_RANKS"))
+    table = summarize(run.path).processes
+    assert {p.pid: p.gpu_ops for p in table} == ops
+    assert {p.pid: p.mpi_rank for p in table} == ranks
+    assert {p.pid: p.devices for p in table} == {pid: [d] for pid, d in run.truth.device_of.items()}

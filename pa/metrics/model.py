@@ -644,6 +644,17 @@ class OverheadSummary(_Model):
     pct_of_span: float | None = Field(None, description="per process: total / (span × process_count) × 100")
 
 
+class ProcessSummary(_Model):
+    """A process that did GPU work or called MPI (pa.metrics.processes): a candidate rank of the run."""
+
+    pid: int
+    name: ProfileStr | None = None
+    devices: list[int] = Field(default_factory=list, description="devices its GPU operations ran on")
+    gpu_ops: int = Field(0, description="its kernels, copies and memsets")
+    mpi_calls: int = 0
+    mpi_rank: int | None = Field(None, description="the one MPI rank its calls carry; None: none or several")
+
+
 class ProfileSummary(_Model):
     """Everything `pa summary` knows about one profile."""
 
@@ -677,6 +688,9 @@ class ProfileSummary(_Model):
                           "GPU, host and gap metrics count only the events overlapping that range; span, "
                           "start-up, markers and phases are the whole capture's")
     mpi: MpiSummary | None = None
+    processes: list[ProcessSummary] = Field(
+        default_factory=list, description="processes with GPU operations or MPI calls, by pid: an export of "
+                                          "several is analysed as a rank set (pa.ranks.processes)")
     collectives: list[CollectiveStats] | None = Field(
         None, description="NCCL/RCCL kernels per (device, collective type), largest total first per device; "
                           "[] without communication kernels, null when the kernels or their classes were not read")

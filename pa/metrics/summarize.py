@@ -45,6 +45,7 @@ from pa.metrics.model import (
 )
 from pa.metrics.phases.detect import DEFAULT_MAX_PHASES, detect_phases
 from pa.metrics.phases.model import PhaseSummary
+from pa.metrics.processes import process_table
 from pa.metrics.steady import steady_window
 from pa.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from pa.metrics.transfers import COPY_CODES, copy_stats, memset_stats, round_trips
@@ -566,6 +567,8 @@ def _summarize_in(pool: ThreadPoolExecutor, digest_job: Future[str], rel: Relati
         steady_window=steady_window(markers.iterations if markers is not None else None, acts, int(span_start))
         if forced_span is None and span_start is not None else None,
         mpi=mpi_summary,
+        processes=process_table(rel, [kernels.pid, copies.pid, memsets.pid],
+                                [kernels.device, copies.device, memsets.device]),
         collectives=collective_stats(kernels, kx["name_id"], is_comm, knames, thresholds.collective_latency_ns)
         if rel.available("kernels") and rel.available("kernel_classes") else None,
         overhead=overhead,

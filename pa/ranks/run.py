@@ -17,7 +17,7 @@ import numpy as np
 
 from pa.errors import UserError
 from pa.metrics.marker_names import DEFAULT_NAMING, MarkerNaming
-from pa.metrics.model import ProfileSummary
+from pa.metrics.model import ProcessSummary, ProfileSummary
 from pa.metrics.phases.detect import DEFAULT_MAX_PHASES
 from pa.metrics.summarize import summarize
 from pa.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
@@ -28,7 +28,7 @@ from pa.profile.relations import VALID, Relations
 from pa.ranks.discover import assign_ranks, discover
 from pa.ranks.gpu_collectives import gpu_collective_calls
 from pa.ranks.model import Collectives, GpuCollectives, RankResult, RankSet
-from pa.ranks.processes import GpuProcess, gpu_processes, rank_processes
+from pa.ranks.processes import rank_processes
 
 T = TypeVar("T")
 
@@ -126,8 +126,8 @@ def _run(fn: Callable[..., T], args: Sequence[tuple[Any, ...]], workers: int | N
     return _run_pool(fn, args, workers, progress, kwargs)
 
 
-def rank_units(files: Sequence[Path], processes: Sequence[Sequence[GpuProcess]]) -> list[Unit]:
-    """The ranks of the given files: a file, or each GPU process of a file that holds several."""
+def rank_units(files: Sequence[Path], processes: Sequence[Sequence[ProcessSummary]]) -> list[Unit]:
+    """The ranks of the given files: a file, or each rank process of a file that holds several."""
     units: list[Unit] = []
     for f, procs in zip(files, processes, strict=True):
         ranks = rank_processes(procs)
@@ -140,27 +140,34 @@ def summarize_ranks(paths: Iterable[Path], workers: int | None = None, executor:
                     keep_paths: bool = False, progress: Progress | None = None,
                     marker_naming: MarkerNaming = DEFAULT_NAMING,
                     thresholds: Thresholds = DEFAULT_THRESHOLDS, query_dirs: Sequence[Path] = (),
-                    processes: Sequence[Sequence[GpuProcess]] | None = None) -> RankSet:
+                    processes: Sequence[Sequence[ProcessSummary]] | None = None) -> RankSet:
     """Stage 1 of every rank (directories expanded), in parallel; ranks assigned (discover.py, processes.py).
 
-    A file holding several GPU processes gives one rank per process (pa.ranks.processes).
-    workers: processes (None: all cores; 1: in this process, no pool). executor: process or dask
-    (scheduler: a dask.distributed address; None starts a local cluster). progress(done, total) is
-    called in the parent as each rank finishes. query_dirs: user query directories over the bundled
-    sets. processes: each file's GPU processes when the caller has read them already.
+    Each file is summarised whole first; a file whose summary shows several rank processes
+    (pa.ranks.processes) is then summarised once per process, each a rank, in a second parallel
+    pass. workers: processes (None: all cores; 1: in this process, no pool). executor: process or
+    dask (scheduler: a dask.distributed address; None starts a local cluster). progress(done, total)
+    is called in the parent as each task finishes. query_dirs: user query directories over the
+    bundled sets. processes: each file's process table when the caller has it (its whole-file
+    summary), so the first pass is skipped.
     """
     files = discover(paths)
     if not files:
         raise UserError("no profile files given")
+    kwargs: dict[str, Any] = {"max_phases": max_phases, "keep_paths": keep_paths, "marker_naming": marker_naming,
+                              "thresholds": thresholds, "query_dirs": tuple(query_dirs)}
+    whole: dict[Path, Stage1] = {}
     if processes is None:
-        processes = _run(gpu_processes, [(f,) for f in files], workers, executor, scheduler, None,
-                         query_dirs=tuple(query_dirs))
+        done = _run(stage1, [(f, None) for f in files], workers, executor, scheduler, progress, **kwargs)
+        whole = dict(zip(files, done, strict=True))
+        processes = [whole[f][0].processes for f in files]
     units = rank_units(files, processes)
-    results = _run(stage1, units, workers, executor, scheduler, progress, max_phases=max_phases,
-                   keep_paths=keep_paths, marker_naming=marker_naming, thresholds=thresholds,
-                   query_dirs=tuple(query_dirs))
-    by_pid: dict[Unit, GpuProcess] = {(f, p.pid): p for f, procs in zip(files, processes, strict=True)
-                                      for p in procs}
+    todo = [u for u in units if u[1] is not None or u[0] not in whole]
+    split = dict(zip(todo, _run(stage1, todo, workers, executor, scheduler, progress, **kwargs), strict=True)) \
+        if todo else {}
+    results = [split[u] if u in split else whole[u[0]] for u in units]
+    by_pid: dict[Unit, ProcessSummary] = {(f, p.pid): p for f, procs in zip(files, processes, strict=True)
+                                          for p in procs}
     ranks, sources, warnings = assign_unit_ranks(
         units, [by_pid[u].mpi_rank if u[1] is not None else s.profile.rank
                 for u, (s, _, _) in zip(units, results, strict=True)])
