@@ -86,7 +86,9 @@ def tool_definitions() -> list[AgentTool]:
     return [
         AgentTool("summarize", "The offline summary of one profile, exactly what `pa summary --json` prints "
                   "(schema: resource pa://schemas/summary): kernels, copies, idle gaps and their causes, sync, "
-                  "launch overhead, streams, markers, MPI, phases, hardware, warnings. Times in ns.",
+                  "launch overhead, streams, markers, MPI, phases, hardware, warnings. Times in ns. For an export "
+                  "of several GPU processes, the whole file (its `processes` table lists them; `analyze` reads "
+                  "each process as a rank).",
                   _object({"profile": _PROFILE}, ["profile"])),
         AgentTool("analyze", "The rules-only report of `pa analyze -f json` (schema: resource pa://schemas/report): "
                   "ranked hypotheses with evidence, recoverable time and Amdahl speedup bounds, and the rules "

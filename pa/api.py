@@ -30,9 +30,12 @@ def _paths(profiles: PathLike | Sequence[PathLike]) -> list[Path]:
 
 def summarize(profile: PathLike, *, max_phases: int = DEFAULT_MAX_PHASES, keep_paths: bool = False,
               rules: Sequence[PathLike] = ()) -> ProfileSummary:
-    """The ProfileSummary of one profile (what `pa summary --json` prints).
+    """The ProfileSummary of one profile (what `pa summary --json` prints for a file of one process).
 
-    `rules`: site rule packs whose `marker_names:` setting decides how marker names are grouped.
+    An export of several GPU processes gives its whole-file summary (every process together; its
+    `processes` table lists them); `summarize_ranks` gives each process as a rank, as
+    `pa summary --json` prints it. `rules`: site rule packs whose `marker_names:` setting decides
+    how marker names are grouped.
     """
     ruleset = pipeline.load_rules([Path(r) for r in rules], keep_paths=keep_paths) if rules else None
     files = pipeline.expand_profiles([Path(profile)])
@@ -40,7 +43,7 @@ def summarize(profile: PathLike, *, max_phases: int = DEFAULT_MAX_PHASES, keep_p
         raise UserError(f"{profile}: holds {len(files)} profiles; use summarize_ranks for the files of several ranks")
     run = pipeline.summarize_run(files, ruleset,
                                  pipeline.RunOptions(max_phases=max_phases, keep_paths=keep_paths, steady=False))
-    return run.main
+    return run.whole if run.whole is not None else run.main
 
 
 def summarize_ranks(profiles: PathLike | Sequence[PathLike], *, max_phases: int = DEFAULT_MAX_PHASES,

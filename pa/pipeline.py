@@ -70,6 +70,8 @@ class RunSummaries:
     # (pa.metrics.steady); None: the rules read `main`.
     judged: ProfileSummary | None = None
     separate: str | None = None
+    # One export of several rank processes: its whole-file summary (every process), besides the ranks'.
+    whole: ProfileSummary | None = None
 
     @property
     def main(self) -> ProfileSummary:
@@ -178,22 +180,23 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
     primary = numbers.index(cross.primary_rank)
     # The rules read the primary rank: on its marked loop when its markers show one, as for one file.
     p = rs.ranks[primary]
-    s, w = p.summary, p.summary.steady_window
+    ps, w = p.summary, p.summary.steady_window
     judged = None
-    if options.steady and p.path is not None and w is not None and s.span_start_ns is not None \
-            and s.span_end_ns is not None:
+    if options.steady and p.path is not None and w is not None and ps.span_start_ns is not None \
+            and ps.span_end_ns is not None:
         from pa.metrics.steady import judged_summary
         from pa.metrics.summarize import summarize
 
-        start = s.span_start_ns
-        judged = judged_summary(s, summarize(
+        start = ps.span_start_ns
+        judged = judged_summary(ps, summarize(
             p.path, keep_paths=options.keep_paths, max_phases=options.max_phases, marker_naming=naming,
-            thresholds=thresholds, query_dirs=options.query_dirs, within=((start + w.start_ns, s.span_end_ns),
-                                                                          (start, s.span_end_ns)),
-            digest=s.profile.sha256, process=p.pid))
+            thresholds=thresholds, query_dirs=options.query_dirs, within=((start + w.start_ns, ps.span_end_ns),
+                                                                          (start, ps.span_end_ns)),
+            digest=ps.profile.sha256, process=p.pid))
     return RunSummaries(files=[r.path or Path(r.summary.profile.file_name) for r in rs.ranks],
                         summaries=[r.summary for r in rs.ranks], primary=primary,
-                        rank_set=rs, cross=cross, rank_numbers=numbers, judged=judged)
+                        rank_set=rs, cross=cross, rank_numbers=numbers, judged=judged,
+                        whole=s if one_export else None)
 
 
 def evaluate_rules(run: RunSummaries, ruleset: RuleSet) -> RuleResult:

@@ -161,3 +161,13 @@ def test_the_process_table_counts_each_process_s_gpu_work_and_mpi_rank(tmp_path:
     assert {p.pid: p.gpu_ops for p in table} == ops
     assert {p.pid: p.mpi_rank for p in table} == ranks
     assert {p.pid: p.devices for p in table} == {pid: [d] for pid, d in run.truth.device_of.items()}
+
+
+def test_the_notebook_api_summarizes_a_multi_process_export_whole(tmp_path: Path) -> None:
+    from pa import api
+
+    run = write_nccl_run(tmp_path / "dp.sqlite", "dp_straggler")
+    whole = api.summarize(run.path)
+    assert whole.profile.pid is None and whole.gpu.kernel_count == sum(_kernels_by_pid(run.path).values())
+    ranks = api.summarize_ranks(run.path)
+    assert [s.profile.pid for s in ranks.summaries] == run.truth.pids
