@@ -101,6 +101,8 @@ def test_a_late_rank_appears_and_one_moves(runs: dict[str, NcclRun]) -> None:
     assert key["sentence"].startswith(f"Rank {t.straggler_rank} (pid {t.straggler_pid}) is now late at the GPU "
                                       "collectives (no rank was late in BEFORE)")
     assert "late arrivals follow more compute" in key["sentence"]
+    waiting = sorted(r for r in range(t.rank_count) if r != t.straggler_rank)
+    assert f"ranks {', '.join(map(str, waiting[:-1]))} and {waiting[-1]} now wait " in key["sentence"]
     moved = compare(runs["straggler"].path, runs["straggler1"].path, REQUEST)
     t1 = runs["straggler1"].truth
     (key,) = _rank_keys(moved)   # the same total wait, but another rank is late: still a key difference

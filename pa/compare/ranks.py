@@ -131,11 +131,11 @@ def _who(rank: int, pid: int | None, inner: bool = False) -> str:
     return f"rank {rank}, pid {pid}" if inner else f"rank {rank} (pid {pid})"
 
 
-def _names(names: Sequence[str]) -> str:
-    """'SendRecv', 'AllReduce and SendRecv', 'A, B and C' (at most three, the largest waits first)."""
-    shown = list(names[:3])
-    if len(names) > 3:
-        shown[-1] = f"{len(names) - 2} other kinds"
+def _names(names: Sequence[str], cap: int = 3, rest: str = "other kinds") -> str:
+    """'SendRecv', 'AllReduce and SendRecv', 'A, B and C' (at most `cap`, the largest waits first)."""
+    shown = list(names[:cap])
+    if len(names) > cap:
+        shown[-1] = f"{len(names) - cap + 1} {rest}"
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
@@ -166,6 +166,12 @@ def _sentence(rc: RanksComparison, lib: str, late_b: LateRank | None, late_a: La
         o = others[0]
         wb_, wa_ = formatting.duration_pair(waits[0][o], waits[1][o]) if waits else ("", "")
         body = f"rank {o} now waits {wa_} for rank {late_a.rank}{where} (was {wb_})"
+    elif others and waits:
+        wb_, wa_ = formatting.duration_pair(sum(waits[0][o] for o in others), sum(waits[1][o] for o in others))
+        waiting = _names([str(o) for o in others], MAX_PIDS_LISTED, "other ranks")
+        body = (f"ranks {waiting} now wait {wa_} in all{where} (was {wb_}), "
+                f"rank {late_a.rank} arriving {formatting.duration(late_a.lead_ns)} after the next-latest rank "
+                "in all")
     else:
         body = (f"{totals}; rank {late_a.rank} leads the next-latest rank by "
                 f"{formatting.duration(late_a.lead_ns)} in all")
