@@ -326,6 +326,24 @@ def load_capture(path: Path, max_phases: int = DEFAULT_MAX_PHASES, query_dirs: S
     return summarize(exported([path])[0], max_phases=max_phases, query_dirs=query_dirs)
 
 
+def load_ranks(path: Path, max_phases: int = DEFAULT_MAX_PHASES, query_dirs: Sequence[Path] = ()) -> CrossRank | None:
+    """The cross-rank facts of a capture that is a rank set (an export of several rank processes), else None.
+
+    A `pa summary --json` file stays a single summary (None), as does an export of one process.
+    The ranks are summarised in this process (one export: its processes share one file read).
+    """
+    if path.suffix == ".json":
+        return None
+    from pa.nsys_report import exported
+    from pa.ranks.processes import gpu_processes, rank_processes
+
+    profile = exported([path])[0]
+    if not rank_processes(gpu_processes(profile, query_dirs)):
+        return None
+    run = summarize_run([profile], options=RunOptions(max_phases=max_phases, query_dirs=tuple(query_dirs), workers=1))
+    return run.cross
+
+
 def _out_of_range(value: Any, where: str = "summary") -> str | None:
     """The path of the first number a summary cannot hold (|int| ≥ 2^63, or a float beyond it), or None."""
     if isinstance(value, bool):
@@ -342,6 +360,8 @@ def _out_of_range(value: Any, where: str = "summary") -> str | None:
 def compare(before: Path, after: Path, request: CompareRequest = CompareRequest()) -> dict[str, Any]:
     """Two captures → summaries → (rules on each) → structural diff → optional LLM explanation.
 
+    A capture that is a rank set (an export of several rank processes) is also summarised per rank
+    (`load_ranks`): the comparison's `ranks` block. The verdict reads the whole capture (pa.compare.model).
     Returns the comparison document, validated against schemas/compare.schema.json (render it with
     `render_comparison`).
     """
@@ -357,7 +377,9 @@ def compare(before: Path, after: Path, request: CompareRequest = CompareRequest(
 
         ruleset = load_rules()
         hb, ha = evaluate(sb, ruleset).hypotheses, evaluate(sa, ruleset).hypotheses
-    result = diff(sb, sa, request.noise_floor_pct, hb, ha)
+    rb = load_ranks(before, request.max_phases, request.query_dirs)
+    ra = load_ranks(after, request.max_phases, request.query_dirs)
+    result = diff(sb, sa, request.noise_floor_pct, hb, ha, rb, ra)
     result.llm, result.llm_reason = explain(result, enabled=request.llm_enabled, options=request.llm_options)
     return validate_comparison(result)
 

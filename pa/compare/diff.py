@@ -40,9 +40,11 @@ from pa.compare.model import (
     PhaseComparison,
 )
 from pa.compare.narrative import narrate
+from pa.compare.ranks import compare_ranks, rank_key_differences
 from pa.metrics.idle import gpu_activity_captured, run_idle_ns, window_per_device_ns
 from pa.metrics.model import ProfileSummary
 from pa.metrics.phases.model import PhaseSummary
+from pa.ranks.model import CrossRank
 from pa.rules.hypothesis import Hypothesis
 
 KEY_MIN_SPAN_FRACTION = 0.001
@@ -133,9 +135,9 @@ _KIND = {"span": "overall", "gpu busy": "overall", "kernel time": "overall", "gp
 
 
 def key_differences(ov: list[Change], kernels: list[KernelChange], phases: list[PhaseComparison],
-                    min_ns: float) -> list[KeyDifference]:
-    """Significant time changes of at least min_ns, largest |delta| first."""
-    out: list[KeyDifference] = []
+                    min_ns: float, extra: Sequence[KeyDifference] = ()) -> list[KeyDifference]:
+    """Significant time changes of at least min_ns, and `extra` (the ranks block's), largest |delta| first."""
+    out: list[KeyDifference] = list(extra)
 
     def add(c: Change, phase: str | None) -> None:
         if c.unit == "ns" and c.significant and c.delta is not None and abs(c.delta) >= min_ns \
@@ -185,8 +187,13 @@ def hypothesis_changes(before: Sequence[Hypothesis], after: Sequence[Hypothesis]
 
 def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: float = DEFAULT_NOISE_FLOOR_PCT,
             before_hypotheses: Sequence[Hypothesis] | None = None,
-            after_hypotheses: Sequence[Hypothesis] | None = None) -> Comparison:
-    """Compare BEFORE with AFTER (module docs); hypotheses are compared when both lists are given."""
+            after_hypotheses: Sequence[Hypothesis] | None = None,
+            before_ranks: CrossRank | None = None, after_ranks: CrossRank | None = None) -> Comparison:
+    """Compare BEFORE with AFTER (module docs); hypotheses are compared when both lists are given.
+
+    `before_ranks` / `after_ranks`: the cross-rank facts of a side that is a rank set (pa.compare.ranks);
+    they add the `ranks` block and its key differences, never the verdict (pa.compare.model).
+    """
     floor = noise_floor_pct
     ov = overview(before, after, floor)
     lacking = [side for side, s in (("BEFORE", before), ("AFTER", after)) if not gpu_activity_captured(s)]
@@ -197,12 +204,14 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
         mode, reason, pairs = "overall", f"{lacking[0]} holds no GPU activity records", []
     phases = phase_changes(pairs, floor)
     min_ns = KEY_MIN_SPAN_FRACTION * max(before.span_ns, after.span_ns)
-    keys = key_differences(ov, kernels, phases, min_ns)
+    ranks = compare_ranks(before_ranks, after_ranks, floor)
+    rank_keys = rank_key_differences(ranks, min_ns)
+    keys = key_differences(ov, kernels, phases, min_ns, rank_keys)
     hyps = hypothesis_changes(before_hypotheses, after_hypotheses, floor) \
         if before_hypotheses is not None and after_hypotheses is not None else None
     identical = before.profile.sha256 == after.profile.sha256
     within = not any(c.significant for c in ov) and all(k.status == "unchanged" for k in kernels) \
-        and not any(c.significant for p in phases for c in p.changes)
+        and not any(c.significant for p in phases for c in p.changes) and not rank_keys
     it, it_reason = iteration_change(before, after, floor)
     by_metric = {c.metric: c for c in ov}
     verdict_, basis, verdict_reason = verdict(by_metric["span"], it, identical, by_metric["gpu window"])
@@ -222,7 +231,8 @@ def compare(before: ProfileSummary, after: ProfileSummary, noise_floor_pct: floa
         verdict=verdict_, verdict_basis=basis, verdict_reason=verdict_reason, mode=mode, mode_reason=reason,
         overview=ov, kernels=kernels, key_differences=keys, phases=phases,
         devices=[] if one_lacks else device_changes(before, after, floor), iterations=it,
-        iterations_reason=it_reason, hypotheses=hyps, narrative=[],
-        warnings=capture_warnings(before, after, it is not None) + comparability_warnings(before, after))
+        iterations_reason=it_reason, ranks=ranks, hypotheses=hyps, narrative=[],
+        warnings=capture_warnings(before, after, it is not None) + comparability_warnings(before, after)
+        + [f"ranks: {n}" for n in (ranks.notes if ranks else []) if n.startswith("rank counts differ")])
     comp.narrative = narrate(comp)
     return comp

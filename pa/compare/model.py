@@ -14,6 +14,13 @@ capture holds GPU activity records and the other none, and they mark no common i
 there is no verdict (`not_comparable`, basis `none`): only what both captured is compared
 (pa.compare.diff).
 `pa compare --fail-on` turns it into an exit code.
+
+A capture that is a rank set (one export of several rank processes: torchrun, mpirun under one nsys)
+is still judged whole: the verdict, overview, kernels, devices and phases read the whole capture (all
+its processes), exactly as for a single process. The per-rank comparison (`ranks`, pa.compare.ranks)
+explains who waits for whom; a change in who is late or in the ranks' total collective wait is a key
+difference (kind "ranks"), never a verdict of its own: the ranks of one job finish together, so the
+job's time is the capture's.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pa.llm.model import LlmExplanation
 
-COMPARISON_SCHEMA_VERSION = "1.5"
+COMPARISON_SCHEMA_VERSION = "1.6"
 
 
 class _Model(BaseModel):
@@ -63,13 +70,16 @@ class KeyDifference(_Model):
 
     id: str = Field(description="K1, K2, ... in this order (the LLM explanation cites these ids)")
     what: str
-    kind: str = Field(description="overall, kernel, copy, sync, mpi or idle")
+    kind: str = Field(description="overall, kernel, copy, sync, mpi, idle or ranks (the ranks block: who is late "
+                                  "at the collectives, their total wait)")
     phase: str | None = None
     before_ns: int
     after_ns: int
     delta_ns: int
     delta_pct: float | None
     note: str | None = Field(None, description="'new' or 'from ~0' when delta_pct is None")
+    sentence: str | None = Field(None, description="kind ranks: the change in words (who is late now, who waits how "
+                                                   "long for it, and why it is late); None for the other kinds")
 
 
 class PhaseComparison(_Model):
@@ -109,6 +119,67 @@ class HypothesisChange(_Model):
     after_pct: float | None
 
 
+class RankChange(_Model):
+    """One rank (matched by rank number) in both captures: span, GPU busy, compute, communication, waits."""
+
+    rank: int
+    before_pid: int | None = Field(description="the rank's process in BEFORE (an export of several GPU processes); "
+                                               "None: no such rank in BEFORE, or one file per rank")
+    after_pid: int | None
+    changes: list[Change] = Field(description="span, gpu busy, compute kernel time, communication time, "
+                                              "exposed communication, GPU collective wait (ns); None on a "
+                                              "side without the rank")
+
+
+class CollectiveKindChange(_Model):
+    """One NCCL/RCCL collective kind (pa.ranks.cross gpu_collectives name, e.g. "AllReduce", "SendRecv")."""
+
+    name: str
+    before_instances: int | None = Field(description="instances matched across BEFORE's ranks; None: not in BEFORE")
+    after_instances: int | None
+    total_wait: Change = Field(description="Σ over instances and ranks of latest start − own start, ns")
+    max_skew: Change = Field(description="largest latest − earliest start of one instance, ns")
+
+
+class LateRank(_Model):
+    """The rank the others wait for at the collectives, in one capture (pa.ranks.cross)."""
+
+    rank: int
+    pid: int | None = Field(description="its process, when one export holds the ranks")
+    lead_ns: int = Field(description="Σ over the collectives it arrives last at of its lead over the next-latest rank")
+    lead_pct: float = Field(description="lead_ns, % of the rank set's longest span")
+    late: bool = Field(description="lead_pct above the noise floor; otherwise the last arrivals are arrival noise "
+                                   "and no rank is late")
+    because: str | None = Field(None, description="GPU collectives: compute, idle or mixed (gpu_late_because): what "
+                                                  "the rank's GPU did more of before its late arrivals; None for MPI")
+
+
+class RanksComparison(_Model):
+    """Per-rank comparison of two rank sets: one export of several rank processes (or a rank directory) each.
+
+    Ranks are matched by rank number only (never by pid, never guessed): a rank missing on one side has None
+    there, and `notes` says when the rank counts or the pids differ.
+    """
+
+    before_rank_count: int | None = Field(description="ranks in BEFORE; None: BEFORE is not a rank set (one "
+                                                      "process, or a pa summary JSON file)")
+    after_rank_count: int | None
+    notes: list[str] = Field(description="how the ranks were matched: differing rank counts or pids, a side that "
+                                         "is not a rank set")
+    ranks: list[RankChange] = Field(description="every rank number of either side, ascending")
+    gpu_collective_wait: Change = Field(description="Σ over ranks of GPU collective wait (ns); None on a side that "
+                                                    "is not a rank set")
+    gpu_collectives: list[CollectiveKindChange] = Field(
+        description="per NCCL/RCCL collective kind of either side, largest |total wait change| first")
+    gpu_late_before: LateRank | None = Field(description="the GPU late rank in BEFORE (gpu_straggler_rank); None: "
+                                                         "no collective kernels matched, or no rank leads")
+    gpu_late_after: LateRank | None
+    mpi_collective_wait: Change | None = Field(
+        None, description="Σ over ranks of MPI collective wait (ns), when either side matched MPI collectives")
+    mpi_late_before: LateRank | None = Field(None, description="the MPI straggler (straggler_rank) in BEFORE")
+    mpi_late_after: LateRank | None = None
+
+
 class CaptureRef(_Model):
     """Which file a side of the comparison is."""
 
@@ -146,6 +217,9 @@ class Comparison(_Model):
     iterations: IterationComparison | None = Field(
         None, description="None when the captures do not both mark the same iteration range")
     iterations_reason: str = Field(description="which iteration range was compared, or why none was")
+    ranks: RanksComparison | None = Field(
+        None, description="per rank and per collective kind, when BEFORE or AFTER is a rank set (an export of "
+                          "several rank processes); None otherwise. The verdict does not read it (module docs)")
     hypotheses: list[HypothesisChange] | None = Field(
         default=None, description="None when rules were not run on both sides")
     narrative: list[str] = Field(description="deterministic sentences from fixed templates "

@@ -2,8 +2,10 @@
 
 No free text is generated: the same two summaries always give the same sentences, in the same order
 (verdict, identity / noise, span, iterations, the top key differences, kernels new and vanished,
-findings that appeared or went away). A percentage that would mean nothing (a change from ~0) is
-replaced by the change's note ("new", "from ~0").
+findings that appeared or went away). A key difference of the ranks block (kind "ranks") carries its
+own sentence (pa.compare.ranks: who is late, who waits how long for it), used as it is, wherever
+it ranks. A percentage that would mean nothing (a change from ~0) is replaced by the change's note
+("new", "from ~0").
 """
 
 from __future__ import annotations
@@ -61,7 +63,11 @@ def narrate(c: Comparison) -> list[str]:
                                      noise="" if it.median.significant else ", within noise"))
     out.append(_T["mode"].format(mode_text="phase by phase" if c.mode == "per_phase" else "the whole run",
                                  reason=c.mode_reason))
-    for k in c.key_differences[:TOP_KEYS]:
+    # the top key differences, and the ranks block's (who is late, who waits) wherever they rank
+    for k in [k for n, k in enumerate(c.key_differences) if n < TOP_KEYS or k.kind == "ranks"]:
+        if k.sentence:
+            out.append(k.sentence)
+            continue
         pct = f", {_pct(k.delta_pct, k.note)}" if k.delta_pct is not None or k.note else ""
         phase = f" in phase {k.phase}" if k.phase else ""
         out.append(_T["key"].format(what=_label(k.what, metric=k.kind != "kernel"), phase=phase,

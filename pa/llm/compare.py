@@ -141,7 +141,8 @@ def build_compare_context(doc: dict[str, Any]) -> dict[str, Any]:
         "key_differences": [
             {"id": k["id"], "what": k["what"], "kind": k["kind"], "phase": k["phase"],
              "before_ms": _ms(k["before_ns"]), "after_ms": _ms(k["after_ns"]), "delta_ms": _ms(k["delta_ns"]),
-             "delta_pct": _p(k["delta_pct"])} for k in doc["key_differences"][:TOP_ROWS]],
+             "delta_pct": _p(k["delta_pct"]), **({"sentence": k["sentence"]} if k.get("sentence") else {})}
+            for k in doc["key_differences"][:TOP_ROWS]],
         "key_differences_total": len(doc["key_differences"]),
         "kernels_changed": [
             {"name": k["name"], "status": k["status"], "before_ms": _ms(k["before_ns"]),
@@ -153,6 +154,19 @@ def build_compare_context(doc: dict[str, Any]) -> dict[str, Any]:
                    for p in doc["phases"] if any(c["significant"] for c in p["changes"])],
         "deterministic_narrative": doc["narrative"],
     }
+    if doc.get("ranks"):
+        rk = doc["ranks"]
+
+        def late(x: dict[str, Any] | None) -> dict[str, Any] | None:
+            return None if x is None or not x["late"] else {
+                "rank": x["rank"], "pid": x["pid"], "lead_ms": _ms(x["lead_ns"]), "because": x["because"]}
+        ctx["ranks"] = {"before_rank_count": rk["before_rank_count"], "after_rank_count": rk["after_rank_count"],
+                        "notes": rk["notes"], "gpu_late_before": late(rk["gpu_late_before"]),
+                        "gpu_late_after": late(rk["gpu_late_after"]),
+                        "gpu_collective_wait": _change(rk["gpu_collective_wait"]),
+                        "per_rank_changes": [{"rank": r["rank"], "changes": [_change(c) for c in r["changes"]
+                                                                              if c["significant"]]}
+                                             for r in rk["ranks"][:TOP_ROWS]]}
     if doc.get("hypotheses") is not None:
         ctx["findings"] = [{"rule_id": h["rule_id"], "title": h["title"], "status": h["status"],
                             "before_pct_of_run": _p(h["before_pct"]), "after_pct_of_run": _p(h["after_pct"])}
