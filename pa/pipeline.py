@@ -326,22 +326,25 @@ def load_capture(path: Path, max_phases: int = DEFAULT_MAX_PHASES, query_dirs: S
     return summarize(exported([path])[0], max_phases=max_phases, query_dirs=query_dirs)
 
 
-def load_ranks(path: Path, max_phases: int = DEFAULT_MAX_PHASES, query_dirs: Sequence[Path] = ()) -> CrossRank | None:
+def load_ranks(path: Path, summary: ProfileSummary, max_phases: int = DEFAULT_MAX_PHASES,
+               query_dirs: Sequence[Path] = ()) -> CrossRank | None:
     """The cross-rank facts of a capture that is a rank set (an export of several rank processes), else None.
 
-    A `pa summary --json` file stays a single summary (None), as does an export of one process.
-    The ranks are summarised in this process (one export: its processes share one file read).
+    `summary`: the capture's whole-file summary (load_capture), whose process table says whether it
+    holds several ranks. A `pa summary --json` file stays a single summary (None), as does an export
+    of one process. The ranks are summarised in this process.
     """
     if path.suffix == ".json":
         return None
     from pa.nsys_report import exported
-    from pa.ranks.processes import gpu_processes, rank_processes
+    from pa.ranks import cross_rank, summarize_ranks
+    from pa.ranks.processes import rank_processes
 
-    profile = exported([path])[0]
-    if not rank_processes(gpu_processes(profile, query_dirs)):
+    if not rank_processes(summary.processes):
         return None
-    run = summarize_run([profile], options=RunOptions(max_phases=max_phases, query_dirs=tuple(query_dirs), workers=1))
-    return run.cross
+    rs = summarize_ranks([exported([path])[0]], workers=1, max_phases=max_phases, query_dirs=query_dirs,
+                         processes=[summary.processes])
+    return cross_rank(rs)
 
 
 def _out_of_range(value: Any, where: str = "summary") -> str | None:
@@ -377,8 +380,8 @@ def compare(before: Path, after: Path, request: CompareRequest = CompareRequest(
 
         ruleset = load_rules()
         hb, ha = evaluate(sb, ruleset).hypotheses, evaluate(sa, ruleset).hypotheses
-    rb = load_ranks(before, request.max_phases, request.query_dirs)
-    ra = load_ranks(after, request.max_phases, request.query_dirs)
+    rb = load_ranks(before, sb, request.max_phases, request.query_dirs)
+    ra = load_ranks(after, sa, request.max_phases, request.query_dirs)
     result = diff(sb, sa, request.noise_floor_pct, hb, ha, rb, ra)
     result.llm, result.llm_reason = explain(result, enabled=request.llm_enabled, options=request.llm_options)
     return validate_comparison(result)
