@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from testkit.nccl_runs import write_nccl_run
@@ -171,3 +172,35 @@ def test_the_notebook_api_summarizes_a_multi_process_export_whole(tmp_path: Path
     assert whole.profile.pid is None and whole.gpu.kernel_count == sum(_kernels_by_pid(run.path).values())
     ranks = api.summarize_ranks(run.path)
     assert [s.profile.pid for s in ranks.summaries] == run.truth.pids
+
+
+def test_collective_kernels_are_lined_up_by_their_common_end() -> None:
+    from pa.ranks.cross import END_TOLERANCE_NS, align_instances
+
+    ends = np.arange(10, dtype=np.int64) * 5 * MS
+    # rank 1's first kernel was running when the capture started (not recorded), rank 2's last one not ended
+    assert align_instances([ends, ends[1:] + 2_000, ends[:-1] - 3_000]) == ([1, 0, 1], 8)
+    assert align_instances([ends, ends + 2_000]) == ([0, 0], 10)
+    # kernels that do not end together at any shift are no collective (or the clocks differ)
+    assert align_instances([ends, ends + 2 * MS]) is None
+    assert align_instances([ends, ends + END_TOLERANCE_NS + 1]) is None
+
+
+def test_a_collective_cut_by_the_capture_start_on_one_rank_still_matches(tmp_path: Path) -> None:
+    """Rank 0's first all-reduce kernel is missing (it began before the capture): the others are not shifted."""
+    run = write_nccl_run(tmp_path / "dp.sqlite", "dp_straggler")
+    cut = tmp_path / "cut.sqlite"
+    shutil.copy(run.path, cut)
+    with sqlite3.connect(cut) as con:
+        con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = (SELECT k.rowid FROM "
+                    "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%' "
+                    "AND (k.globalPid >> 24) & 16777215 = ? ORDER BY k.start LIMIT 1)", (run.truth.pids[0],))
+    whole = summarize_run([run.path], options=RunOptions(workers=1)).cross
+    part = summarize_run([cut], options=RunOptions(workers=1)).cross
+    assert whole is not None and part is not None
+    assert part.gpu_straggler_rank == whole.gpu_straggler_rank == run.truth.straggler_rank
+    assert part.gpu_collective_instances == whole.gpu_collective_instances - 1
+    assert any("matched" in w and "common end" in w for w in part.warnings)
+    # the per-instance lead is the same, one instance fewer: at most one instance's lead is lost
+    assert whole.gpu_straggler_delay_ns is not None and part.gpu_straggler_delay_ns is not None
+    assert 0 < whole.gpu_straggler_delay_ns - part.gpu_straggler_delay_ns <= whole.gpu_straggler_delay_ns / 8

@@ -110,6 +110,49 @@ def collective_skew(ranks: Sequence[RankResult], warnings: list[str]) -> Skews:
 _POINT_TO_POINT = ("SendRecv", "Send", "Recv")
 
 
+# How far apart (median over the instances) the ranks' kernels of one collective may end: it completes
+# on every rank at once, up to the last hop's latency (NCCL's ends agree within tens of µs on one node).
+END_TOLERANCE_NS = 100_000
+# Instances a capture boundary may cut from one rank's sequence and not another's (a kernel already
+# running when the capture started is not recorded): the alignment tries shifts up to this many.
+MAX_SHIFT = 3
+
+
+def align_instances(ends: Sequence[np.ndarray]) -> tuple[list[int], int] | None:
+    """Offsets into each rank's kernel sequence that line up one collective's kernels, and how many line up.
+
+    A collective's kernels end together on every rank, so the k-th instance of rank q is the one whose
+    end matches the k-th of the first rank: each rank's shift (at most MAX_SHIFT, for kernels the
+    capture cut at either end) is the one with the smallest median end difference. None when no
+    shift brings the ends within tolerance (not one collective, or unsynchronised clocks).
+    """
+    ref = ends[0]
+    shifts = [0]
+    for e in ends[1:]:
+        best: tuple[float, int] | None = None
+        for d in range(-MAX_SHIFT, MAX_SHIFT + 1):
+            lo, hi = max(0, -d), min(len(ref), len(e) - d)
+            if hi - lo < 1:
+                continue
+            diff = float(np.median(np.abs(e[lo + d:hi + d] - ref[lo:hi])))
+            if best is None or diff < best[0]:
+                best = (diff, d)
+        if best is None:
+            return None
+        shifts.append(best[1])
+    # ref index k is index k + shift on each rank; the k every rank holds
+    lo = max(0, *(-d for d in shifts))
+    hi = min(len(e) - d for e, d in zip(ends, shifts, strict=True))
+    n = max(0, hi - lo)
+    if n == 0:
+        return [0] * len(ends), 0
+    block = np.vstack([e[lo + d:lo + d + n] for e, d in zip(ends, shifts, strict=True)])
+    spread = float(np.median(block.max(axis=0) - block.min(axis=0)))
+    if spread > END_TOLERANCE_NS:
+        return None
+    return [lo + d for d in shifts], n
+
+
 @dataclass(frozen=True)
 class GpuSkew:
     """What collective_skew_gpu finds: per-key skews, per-rank wait, the straggler and why it is late."""
@@ -146,22 +189,32 @@ def collective_skew_gpu(ranks: Sequence[RankResult], warnings: list[str]) -> Gpu
         return GpuSkew([], wait, None, None, None, None, None, None)
     keys = sorted({k for r in ranks for k in r.gpu_collectives.calls})
     for key in keys:
-        calls = [r.gpu_collectives.calls.get(key) for r in ranks]
-        counts = [len(c["start"]) if c is not None else 0 for c in calls]
-        n = min(counts)
+        got = [r.gpu_collectives.calls.get(key) for r in ranks]
+        if any(c is None or not len(c["start"]) for c in got):
+            warnings.append(f"GPU {key}: not launched on every rank, so not matched as a collective")
+            continue
+        calls = [c for c in got if c is not None]
+        counts = [len(c["start"]) for c in calls]
         p2p = key.split(" ")[0] in _POINT_TO_POINT
-        if len(set(counts)) > 1:
-            if p2p or n == 0:
-                warnings.append(f"GPU {key}: kernel counts differ between ranks ({min(counts)}–{max(counts)}); "
-                                "point-to-point or not on every rank, so not matched as a collective")
-                continue
+        if len(set(counts)) > 1 and p2p:
             warnings.append(f"GPU {key}: kernel counts differ between ranks ({min(counts)}–{max(counts)}); "
-                            f"matched the first {n} instances")
+                            "point-to-point kernels pair some ranks, not all, so they are not matched")
+            continue
+        aligned = align_instances([c["end"] for c in calls])
+        if aligned is None:
+            warnings.append(f"GPU {key}: the ranks' kernels do not end together at any alignment (a collective's "
+                            "kernels all end when it completes): not matched; are the clocks synchronised?")
+            continue
+        offsets, n = aligned
+        if len(set(counts)) > 1 or any(offsets):
+            warnings.append(f"GPU {key}: kernel counts differ between ranks ({min(counts)}–{max(counts)}: the capture "
+                            f"cut some collectives); matched {n} instances by their common end")
         if n == 0:
             continue
-        starts = np.vstack([c["start"][:n] for c in calls if c is not None])
-        comp = np.vstack([c["before_compute_ns"][:n] for c in calls if c is not None])
-        idle = np.vstack([(c["before_ns"] - c["before_compute_ns"])[:n] for c in calls if c is not None])
+        starts = np.vstack([c["start"][o:o + n] for c, o in zip(calls, offsets, strict=True)])
+        comp = np.vstack([c["before_compute_ns"][o:o + n] for c, o in zip(calls, offsets, strict=True)])
+        idle = np.vstack([(c["before_ns"] - c["before_compute_ns"])[o:o + n]
+                          for c, o in zip(calls, offsets, strict=True)])
         latest = starts.max(axis=0)
         w = latest[None, :] - starts
         last = np.argmax(starts, axis=0)
