@@ -43,7 +43,13 @@ def summarize(profile: PathLike, *, max_phases: int = DEFAULT_MAX_PHASES, keep_p
         raise UserError(f"{profile}: holds {len(files)} profiles; use summarize_ranks for the files of several ranks")
     run = pipeline.summarize_run(files, ruleset,
                                  pipeline.RunOptions(max_phases=max_phases, keep_paths=keep_paths, steady=False))
-    return run.whole if run.whole is not None else run.main
+    if run.cross is not None:   # one export of several processes: the whole file, every process together
+        from pa.metrics.marker_names import DEFAULT_NAMING
+        from pa.metrics.summarize import summarize as summarize_file
+
+        return summarize_file(files[0], keep_paths=keep_paths, max_phases=max_phases,
+                              marker_naming=ruleset.marker_naming if ruleset is not None else DEFAULT_NAMING)
+    return run.main
 
 
 def summarize_ranks(profiles: PathLike | Sequence[PathLike], *, max_phases: int = DEFAULT_MAX_PHASES,

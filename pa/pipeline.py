@@ -70,8 +70,6 @@ class RunSummaries:
     # (pa.metrics.steady); None: the rules read `main`.
     judged: ProfileSummary | None = None
     separate: str | None = None
-    # One export of several rank processes: its whole-file summary (every process), besides the ranks'.
-    whole: ProfileSummary | None = None
 
     @property
     def main(self) -> ProfileSummary:
@@ -134,8 +132,13 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
         raise UserError("no profile files given")
     from pa.ranks.processes import rank_processes
 
-    one_export: list[Any] = []
-    if len(paths) == 1:
+    # One export of several GPU processes (torchrun, mpirun under one nsys) is a rank set of its own:
+    # its processes are read first (a GROUP BY, not a summary the ranks would repeat).
+    one_export = _processes_of(paths[0], options.query_dirs) if len(paths) == 1 else []
+    if len(paths) == 1 and not rank_processes(one_export):
+        if options.primary_rank is not None:
+            raise UserError("--primary-rank needs several ranks: the files of several ranks, or one export "
+                            "of several GPU processes")
         from pa.metrics.steady import judged_summary
         from pa.metrics.summarize import summarize
 
@@ -146,12 +149,6 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
                              within=within, digest=digest)
 
         s = one()
-        # One export of several GPU processes (torchrun, mpirun under one nsys) is a rank set of its own.
-        one_export = list(s.processes) if rank_processes(s.processes) else []
-    if len(paths) == 1 and not one_export:
-        if options.primary_rank is not None:
-            raise UserError("--primary-rank needs several ranks: the files of several ranks, or one export "
-                            "of several GPU processes")
         judged = None
         w = s.steady_window
         if options.steady and w is not None and s.span_start_ns is not None and s.span_end_ns is not None:
@@ -165,7 +162,7 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
     rs = summarize_ranks(paths, workers=options.workers, executor=options.executor, scheduler=options.scheduler,
                          max_phases=options.max_phases, keep_paths=options.keep_paths, progress=progress,
                          marker_naming=naming, thresholds=thresholds, query_dirs=options.query_dirs,
-                         processes=[one_export] if one_export else None)
+                         processes=[one_export] if rank_processes(one_export) else None)
     one_capture = len({r.path for r in rs.ranks}) == 1   # the processes of one export: one run by construction
     if not options.rank_set and not one_capture and one_run_evidence([r.summary for r in rs.ranks]) is None:
         reason = not_one_run_reason([r.summary for r in rs.ranks])
@@ -195,8 +192,16 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
             digest=ps.profile.sha256, process=p.pid))
     return RunSummaries(files=[r.path or Path(r.summary.profile.file_name) for r in rs.ranks],
                         summaries=[r.summary for r in rs.ranks], primary=primary,
-                        rank_set=rs, cross=cross, rank_numbers=numbers, judged=judged,
-                        whole=s if one_export else None)
+                        rank_set=rs, cross=cross, rank_numbers=numbers, judged=judged)
+
+
+def _processes_of(path: Path, query_dirs: Sequence[Path]) -> list[Any]:
+    """The processes of one profile with GPU work or MPI calls (pa.metrics.processes.probe_processes)."""
+    from pa.metrics.processes import probe_processes
+    from pa.metrics.summarize import bound
+
+    with bound(path, query_dirs) as (_, rel):
+        return probe_processes(rel)
 
 
 def evaluate_rules(run: RunSummaries, ruleset: RuleSet) -> RuleResult:

@@ -82,6 +82,7 @@ def test_color_follows_the_flag_then_no_color_then_the_terminal(demo: Path, monk
     assert "\x1b[" in colored and "\x1b[" not in plain
 
 
+@pytest.mark.slow  # a pa subprocess per case on a pseudo-terminal or a pipe (~2-4 s each)
 def test_a_closed_pipe_is_no_failure(demo: Path) -> None:
     for args in (["summary", str(demo)], ["analyze", str(demo), "--no-llm"], ["summary", str(demo), "--json"]):
         pa = subprocess.Popen([sys.executable, "-m", "pa.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -186,6 +187,7 @@ def _on_a_terminal(args: list[str], env: dict[str, str]) -> bytes:
     return pa_on_a_terminal(args, env=env)
 
 
+@pytest.mark.slow  # a pa subprocess per case on a pseudo-terminal or a pipe (~2-4 s each)
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 @pytest.mark.parametrize("cmd", [["summary", "DEMO"], ["analyze", "DEMO", "--no-llm"],
                                  ["compare", "DEMO", "DEMO", "--no-llm"]])
@@ -234,6 +236,7 @@ def test_rules_explain_takes_the_same_output_options(demo: Path, tmp_path: Path)
     assert not (tmp_path / "why.html").exists()
 
 
+@pytest.mark.slow  # a pa subprocess per case on a pseudo-terminal or a pipe (~2-4 s each)
 def test_a_closed_pipe_does_not_hide_a_fail_on_verdict(demo: Path, tmp_path: Path) -> None:
     """`pa compare a b --fail-on change | head -1` is a CI gate: a reader leaving early must not turn 1 into 0."""
     assert run("example", "--ranks", "2", str(tmp_path / "run"))[0] == 0

@@ -13,7 +13,7 @@ from test_report_fixtures import make_report
 from pa.report.render import render
 from pa.report.schema import validate_report
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]   # a headless Chromium per test (~2 s)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 

@@ -69,6 +69,7 @@ def _opts(provider: str, srv: FakeLlmServer, monkeypatch: pytest.MonkeyPatch, pr
 # ---------------------------------------------------------------- one overall deadline
 
 
+@pytest.mark.slow  # waits out a deadline against a hung fake server (~2 s each)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_hung_server_costs_the_deadline_not_timeout_times_retries(provider: str, summary: Any, rules: Any,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
@@ -87,6 +88,7 @@ def test_a_hung_server_costs_the_deadline_not_timeout_times_retries(provider: st
     assert elapsed < 4.0, elapsed  # was timeout_s × (retries + 1): 480 s
 
 
+@pytest.mark.slow  # waits out a deadline against a hung fake server (~2 s each)
 def test_cli_deadline_gives_the_rules_only_report_with_one_warning_line(profile: Path) -> None:
     from pa.cli import main
 

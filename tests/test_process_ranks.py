@@ -204,3 +204,29 @@ def test_a_collective_cut_by_the_capture_start_on_one_rank_still_matches(tmp_pat
     # the per-instance lead is the same, one instance fewer: at most one instance's lead is lost
     assert whole.gpu_straggler_delay_ns is not None and part.gpu_straggler_delay_ns is not None
     assert 0 < whole.gpu_straggler_delay_ns - part.gpu_straggler_delay_ns <= whole.gpu_straggler_delay_ns / 8
+
+
+def test_the_probe_and_the_summary_give_the_same_process_table(tmp_path: Path) -> None:
+    """The single-file decision reads the processes with SQL alone; the summary counts them from its arrays."""
+    from pa.metrics.processes import probe_processes
+    from pa.metrics.summarize import bound, summarize
+
+    for kind, fmt in (("dp_straggler", "nsys"), ("rccl_dp_straggler", "rocpd"), ("pipeline", "nsys")):
+        run = write_nccl_run(tmp_path / f"{kind}.{'db' if fmt == 'rocpd' else 'sqlite'}", kind, fmt=fmt)
+        with bound(run.path, ()) as (_, rel):
+            probed = probe_processes(rel)
+        assert probed == summarize(run.path).processes and [p.pid for p in probed] == run.truth.pids
+
+
+def test_the_probe_matches_the_summary_on_every_real_profile(summary_of: Any) -> None:
+    from conftest import real_nsys_profiles, real_rocpd_profiles
+
+    from pa.metrics.processes import probe_processes
+    from pa.metrics.summarize import bound
+
+    profiles = real_nsys_profiles() + real_rocpd_profiles()
+    if not profiles:
+        pytest.skip("no shared real profiles")
+    for path in profiles:
+        with bound(path, ()) as (_, rel):
+            assert probe_processes(rel) == summary_of(path).processes, path.name

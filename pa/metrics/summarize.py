@@ -95,7 +95,7 @@ def summarize(path: Path, keep_paths: bool = False, max_phases: int = DEFAULT_MA
     holds several (pa.ranks.processes); `profile.pid` then names it.
     """
     path = Path(path)
-    with _bound(path, query_dirs) as (fmt, rel):
+    with bound(path, query_dirs) as (fmt, rel):
         if process is not None:
             rel = rel.of_process(process)
         summary = _summarize(rel.overlapping(*within[0]) if within else rel, path, fmt.format, fmt.vendor,
@@ -114,7 +114,7 @@ def marker_substring_hits(path: Path, needles: Sequence[str],
     marker name contains changes nothing on that profile. One EXISTS query per text (instr, case
     sensitive, as the normalisation's own search), so no list of names is ever built.
     """
-    with _bound(Path(path), query_dirs) as (_, rel):
+    with bound(Path(path), query_dirs) as (_, rel):
         if not rel.available("markers") or not rel.query("SELECT EXISTS (SELECT 1 FROM pa_markers)")[0][0]:
             return None
         sql = "SELECT EXISTS (SELECT 1 FROM pa_markers WHERE instr(name, ?) > 0)"
@@ -122,7 +122,7 @@ def marker_substring_hits(path: Path, needles: Sequence[str],
 
 
 @contextmanager
-def _bound(path: Path, query_dirs: Sequence[Path]) -> Iterator[tuple[ProfileFormat, Relations]]:
+def bound(path: Path, query_dirs: Sequence[Path]) -> Iterator[tuple[ProfileFormat, Relations]]:
     """The profile at `path` opened read-only, its format, and its relations bound to its query set."""
     conn = open_readonly(path)
     try:
