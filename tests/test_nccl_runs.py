@@ -372,6 +372,8 @@ def test_pa_pipeline(runs: dict[str, NcclRun], reports: dict[str, dict[str, Any]
     exposed = {r["pid"]: r["communication_exposed_ns"] for r in cr["ranks"]}
     assert exposed == tr.exposed_comm_ns
     assert max(exposed, key=exposed.__getitem__) == tr.pids[-1] == max(tr.p2p_wait_ns, key=tr.p2p_wait_ns.__getitem__)
+    # the receives that wait through the bubbles are exposed communication, and pa says so
+    assert "COMM-001" in _rules(reports["pipeline"])
 
 
 @pytest.mark.issue28
