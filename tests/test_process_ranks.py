@@ -230,3 +230,20 @@ def test_the_probe_matches_the_summary_on_every_real_profile(summary_of: Any) ->
     for path in profiles:
         with bound(path, ()) as (_, rel):
             assert probe_processes(rel) == summary_of(path).processes, path.name
+
+
+def test_the_late_rank_s_largest_idle_cause_is_named(tmp_path: Path) -> None:
+    from pa.metrics.gaps import GAP_CAUSE_NAMES
+
+    run = write_nccl_run(tmp_path / "dp.sqlite", "dp_straggler")
+    stage1 = summarize_run([run.path], options=RunOptions(workers=1))
+    cr, rs = stage1.cross, stage1.rank_set
+    assert cr is not None and rs is not None and cr.gpu_straggler_rank == run.truth.straggler_rank
+    late = next(r.summary for r in rs.ranks if r.rank == cr.gpu_straggler_rank)
+    causes = {c: ns for c, ns in late.gpu.idle_by_cause.items() if ns}
+    if causes:
+        top = max(causes, key=lambda c: (causes[c], c))
+        assert cr.gpu_late_idle_cause == GAP_CAUSE_NAMES[top]
+        assert cr.gpu_late_idle_cause_share == causes[top] / late.gpu.idle_in_window_ns
+    else:
+        assert cr.gpu_late_idle_cause is None

@@ -93,6 +93,12 @@ from pa.metrics.thresholds import DEFAULT_THRESHOLDS
 GAP_CAUSES = ("sync", "copy_wait", "launch", "alloc", "compile", "load", "mpi", "dispatch", "cpu_stall",
               "overhead", "unknown")
 _CODE = {c: i for i, c in enumerate(GAP_CAUSES)}
+# What each cause is called in reports and findings.
+GAP_CAUSE_NAMES = {"cpu_stall": "host work", "sync": "sync round trips", "copy_wait": "copy waits",
+                   "launch": "launch calls", "alloc": "alloc/free", "compile": "compilation/JIT",
+                   "load": "module loading (start-up)", "mpi": "MPI",
+                   "dispatch": "per-op dispatch", "overhead": "profiler overhead",
+                   "unknown": "host not captured"}
 
 # Idle-gap histogram buckets, ns: <10 µs, 10–100 µs, 100 µs–1 ms, 1–10 ms, 10–100 ms, >100 ms.
 GAP_BUCKETS: tuple[tuple[str, int, int | None], ...] = (

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pa.errors import UserError
+from pa.metrics.gaps import GAP_CAUSE_NAMES
 from pa.metrics.idle import run_idle_ns
 from pa.metrics.phases.model import PhaseSummary
 from pa.metrics.thresholds import DEFAULT_THRESHOLDS, Thresholds
@@ -356,7 +357,15 @@ def cross_rank(rs: RankSet, primary_rank: int | None = None,
         primary = max(idle, key=lambda rk: (abs(idle[rk] - med), -rk))
         reason = f"idle time {idle[primary] / 1e6:.1f} ms is furthest from the median {med / 1e6:.1f} ms"
 
+    cause, cause_share = None, None
+    late = next((r.summary for r in ranks if r.rank == gpu.straggler), None)
+    if late is not None and late.gpu.idle_by_cause and late.gpu.idle_in_window_ns:
+        code = max(late.gpu.idle_by_cause, key=lambda c: (late.gpu.idle_by_cause[c], c))
+        if late.gpu.idle_by_cause[code] > 0:
+            cause = GAP_CAUSE_NAMES.get(code, code)
+            cause_share = late.gpu.idle_by_cause[code] / late.gpu.idle_in_window_ns
     return CrossRank(
+        gpu_late_idle_cause=cause, gpu_late_idle_cause_share=cause_share,
         rank_count=len(rows), ranks=rows, phase_alignment=mode, overall=overall, phases=phases,
         collectives=sorted(skews, key=lambda sk: (-sk.total_wait_ns, sk.name)), collective_count=len(skews),
         collective_instances=sum(sk.instances for sk in skews), straggler_rank=straggler,

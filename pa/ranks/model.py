@@ -177,6 +177,11 @@ class CrossRank(_Model):
     gpu_late_because: str | None = Field(
         None, description="compute (the straggler computes more before it arrives), idle (its GPU idles more: "
                           "the host holds it back), or mixed; None without a GPU straggler")
+    gpu_late_idle_cause: str | None = Field(
+        None, description="the late rank's largest cause of GPU idle time over its run (pa.metrics.gaps causes, "
+                          "as the reports name them: host work, sync round trips, per-op dispatch, ...)")
+    gpu_late_idle_cause_share: float | None = Field(
+        None, description="that cause's share of the late rank's GPU idle time in its active window (0-1)")
     warnings: list[str] = Field(default_factory=list)
 
     def communication_recoverable_ns(self) -> int | None:
@@ -241,6 +246,8 @@ class CrossRank(_Model):
             "cross_rank.gpu_late_compute_ns": self.gpu_late_compute_ns,
             "cross_rank.gpu_late_idle_ns": self.gpu_late_idle_ns,
             "cross_rank.gpu_late_because": self.gpu_late_because,
+            "cross_rank.gpu_late_idle_cause": self.gpu_late_idle_cause,
+            "cross_rank.gpu_late_idle_cause_share": self.gpu_late_idle_cause_share,
             "cross_rank.communication_recoverable_ns": self.communication_recoverable_ns(),
             "cross_rank.gpu_straggler_pid": next((r.pid for r in self.ranks if r.rank == self.gpu_straggler_rank),
                                                  None),

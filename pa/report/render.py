@@ -36,6 +36,7 @@ from pa import formatting, sandbox
 from pa.controls import escape_controls, escape_controls_deep, escape_json_controls
 from pa.errors import InternalError, UserError
 from pa.inputs import read_text_file
+from pa.metrics.gaps import GAP_CAUSE_NAMES
 from pa.paths import data_dir
 from pa.report.charts import all_charts
 from pa.report.gains import factor_text, gain_text
@@ -77,11 +78,7 @@ def fmt_factor(speedup_pct: float | None) -> str:
 
 
 # What each gap cause is called in the reports (pa.metrics.gaps.GAP_CAUSES).
-CAUSE_NAMES = {"cpu_stall": "host work", "sync": "sync round trips", "copy_wait": "copy waits",
-               "launch": "launch calls", "alloc": "alloc/free", "compile": "compilation/JIT",
-               "load": "module loading (start-up)", "mpi": "MPI",
-               "dispatch": "per-op dispatch", "overhead": "profiler overhead",
-               "unknown": "host not captured"}
+CAUSE_NAMES = GAP_CAUSE_NAMES
 
 
 def _short_names(names: Any, width: int = 34) -> list[str]:
