@@ -247,3 +247,23 @@ def test_the_late_rank_s_largest_idle_cause_is_named(tmp_path: Path) -> None:
         assert cr.gpu_late_idle_cause_share == causes[top] / late.gpu.idle_in_window_ns
     else:
         assert cr.gpu_late_idle_cause is None
+
+
+def test_mpi_collectives_cut_by_the_capture_on_one_rank_are_lined_up_by_their_end(tmp_path: Path) -> None:
+    """Rank 0's capture misses its first MPI_Allreduce: matching the first calls would pair every call with the
+    next one; lined up by their common end, the straggler and its lead per call stay what they were."""
+    from testkit.rank_sets import write_rank_set
+
+    from pa.ranks import cross_rank, summarize_ranks
+
+    paths = write_rank_set(tmp_path / "run", "compute_straggler", ranks=4, straggler=2, iters=10)
+    whole = cross_rank(summarize_ranks([tmp_path / "run"], workers=1))
+    with sqlite3.connect(paths[0]) as con:
+        con.execute("DELETE FROM MPI_COLLECTIVES_EVENTS WHERE rowid = (SELECT rowid FROM MPI_COLLECTIVES_EVENTS "
+                    "ORDER BY start LIMIT 1)")
+    part = cross_rank(summarize_ranks([tmp_path / "run"], workers=1))
+    assert whole.straggler_rank == part.straggler_rank == 2
+    assert part.collective_instances == whole.collective_instances - 1
+    assert any("by their common end" in w for w in part.warnings)
+    assert whole.straggler_delay_ns is not None and part.straggler_delay_ns is not None
+    assert 0 < whole.straggler_delay_ns - part.straggler_delay_ns <= whole.straggler_delay_ns / 5

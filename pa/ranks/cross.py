@@ -79,12 +79,21 @@ def collective_skew(ranks: Sequence[RankResult], warnings: list[str]) -> Skews:
     for name in names:
         counts = [len(r.collectives.calls.get(name, ((), ()))[0]) for r in ranks]
         n = min(counts)
-        if len(set(counts)) > 1:
+        offsets = [0] * len(ranks)
+        if len(set(counts)) > 1 and n:
+            # A capture that began or ended inside a collective on some ranks only: line the calls up by
+            # their common end (a blocking collective returns on every rank when it completes) when the
+            # ends allow it, else match the first calls.
+            aligned = align_instances([r.collectives.calls[name][1] for r in ranks])
+            if aligned is not None:
+                offsets, n = aligned
+            how = "by their common end" if aligned is not None else "from the first call"
             warnings.append(f"{name}: call counts differ between ranks ({min(counts)}–{max(counts)}); "
-                            f"matched the first {n} instances")
+                            f"matched {n} instances {how}")
         if n == 0:
             continue
-        starts = np.vstack([r.collectives.calls[name][0][:n] for r in ranks])   # ranks × instances
+        starts = np.vstack([r.collectives.calls[name][0][o:o + n]
+                            for r, o in zip(ranks, offsets, strict=True)])   # ranks × instances
         latest = starts.max(axis=0)
         w = latest[None, :] - starts
         last = np.argmax(starts, axis=0)
