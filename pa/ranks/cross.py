@@ -68,6 +68,32 @@ Skews = tuple[list[CollectiveSkew], dict[int, int], dict[int, int], dict[int, in
 PhaseGetter = Callable[[RankResult, int], PhaseSummary]
 
 
+def _instance_skew(name: str, starts: np.ndarray, ids: np.ndarray, wait: dict[int, int], caused: dict[int, int],
+                   lead: dict[int, int]) -> tuple[CollectiveSkew, np.ndarray]:
+    """One collective's skew from its starts (ranks × matched instances), MPI calls or GPU kernels alike.
+
+    Adds each rank's wait, the wait it caused (as the last arrival) and its lead over the next-latest
+    rank into the given per-rank totals (module docs); returns the CollectiveSkew and, per instance,
+    the index of the rank that arrived last.
+    """
+    latest = starts.max(axis=0)
+    w = latest[None, :] - starts
+    last = np.argmax(starts, axis=0)
+    for i, rk in enumerate(ids.tolist()):
+        wait[rk] += int(w[i].sum())
+    col_wait = w.sum(axis=0)
+    # the latest start minus the second-latest: what the last rank alone adds to the instance
+    second = np.sort(starts, axis=0)[-2] if len(ids) > 1 else latest
+    for k in range(starts.shape[1]):
+        rk = int(ids[last[k]])
+        caused[rk] += int(col_wait[k])
+        lead[rk] += int(latest[k] - second[k])
+    arrivals = np.bincount(last, minlength=len(ids))
+    return CollectiveSkew(name=name, instances=int(starts.shape[1]), total_wait_ns=int(w.sum()),
+                          max_skew_ns=int((latest - starts.min(axis=0)).max()),
+                          last_arrivals={int(ids[i]): int(c) for i, c in enumerate(arrivals) if c}), last
+
+
 def collective_skew(ranks: Sequence[RankResult], warnings: list[str]) -> Skews:
     """Per-collective skew, wait per rank, wait caused per rank and lead over the next-latest rank (module docs)."""
     names = sorted({n for r in ranks for n in r.collectives.calls})
@@ -94,29 +120,13 @@ def collective_skew(ranks: Sequence[RankResult], warnings: list[str]) -> Skews:
             continue
         starts = np.vstack([r.collectives.calls[name][0][o:o + n]
                             for r, o in zip(ranks, offsets, strict=True)])   # ranks × instances
-        latest = starts.max(axis=0)
-        w = latest[None, :] - starts
-        last = np.argmax(starts, axis=0)
-        for i, r in enumerate(ranks):
-            wait[r.rank] += int(w[i].sum())
-        col_wait = w.sum(axis=0)
-        # the latest start minus the second-latest: what the last rank alone adds to the instance
-        second = np.sort(starts, axis=0)[-2] if len(ranks) > 1 else latest
-        for k in range(n):
-            caused[int(ids[last[k]])] += int(col_wait[k])
-            lead[int(ids[last[k]])] += int(latest[k] - second[k])
-        arrivals = np.bincount(last, minlength=len(ranks))
-        out.append(CollectiveSkew(
-            name=name, instances=n, total_wait_ns=int(w.sum()),
-            max_skew_ns=int((latest - starts.min(axis=0)).max()),
-            last_arrivals={int(ids[i]): int(c) for i, c in enumerate(arrivals) if c}))
+        out.append(_instance_skew(name, starts, ids, wait, caused, lead)[0])
     return out, wait, caused, lead
 
 
-# GPU collective types whose k-th kernel on every rank is one collective even when counts differ (the
-# first min count are matched). Point-to-point kernels (SendRecv, Send, Recv) pair two ranks, not all:
-# they are matched only when every rank launched the same number (a symmetric exchange, as all_to_all
-# over SendRecv is), else left unmatched with a note.
+# Point-to-point kernels (SendRecv, Send, Recv) pair two ranks, not all: they are matched only when every
+# rank launched the same number (a symmetric exchange, as all_to_all over SendRecv is), else left
+# unmatched with a note. Other GPU collectives with differing counts are lined up by their common end.
 _POINT_TO_POINT = ("SendRecv", "Send", "Recv")
 
 
@@ -225,23 +235,11 @@ def collective_skew_gpu(ranks: Sequence[RankResult], warnings: list[str]) -> Gpu
         comp = np.vstack([c["before_compute_ns"][o:o + n] for c, o in zip(calls, offsets, strict=True)])
         idle = np.vstack([(c["before_ns"] - c["before_compute_ns"])[o:o + n]
                           for c, o in zip(calls, offsets, strict=True)])
-        latest = starts.max(axis=0)
-        w = latest[None, :] - starts
-        last = np.argmax(starts, axis=0)
-        second = np.sort(starts, axis=0)[-2]
-        for i, r in enumerate(ranks):
-            wait[r.rank] += int(w[i].sum())
-        col_wait = w.sum(axis=0)
+        skew, last = _instance_skew(key, starts, ids, wait, caused, lead)
+        out.append(skew)
         for k in range(n):
-            rk = int(ids[last[k]])
-            caused[rk] += int(col_wait[k])
-            lead[rk] += int(latest[k] - second[k])
-            last_counts[rk] += 1
+            last_counts[int(ids[last[k]])] += 1
             per_instance.append((int(last[k]), comp[:, k], idle[:, k]))
-        arrivals = np.bincount(last, minlength=len(ranks))
-        out.append(CollectiveSkew(
-            name=key, instances=n, total_wait_ns=int(w.sum()), max_skew_ns=int((latest - starts.min(axis=0)).max()),
-            last_arrivals={int(ids[i]): int(c) for i, c in enumerate(arrivals) if c}))
     if not out:
         return GpuSkew([], wait, None, None, None, None, None, None)
     # The late rank is the one whose lateness costs the others most (its summed lead), not the one
