@@ -28,7 +28,9 @@ from pa.metrics.phases import DEFAULT_MAX_PHASES
 
 if TYPE_CHECKING:
     from pa.llm.model import LlmOptions, LlmOutcome
+    from pa.metrics.marker_names import MarkerNaming
     from pa.metrics.model import ProfileSummary
+    from pa.metrics.thresholds import Thresholds
     from pa.ranks.model import CrossRank, RankSet
     from pa.rules.engine import RuleResult, RuleSet
 
@@ -139,23 +141,12 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
         if options.primary_rank is not None:
             raise UserError("--primary-rank needs several ranks: the files of several ranks, or one export "
                             "of several GPU processes")
-        from pa.metrics.steady import judged_summary
         from pa.metrics.summarize import summarize
 
-        def one(within: tuple[tuple[int, int], tuple[int, int]] | None = None,
-                digest: str | None = None) -> ProfileSummary:
-            return summarize(paths[0], keep_paths=options.keep_paths, max_phases=options.max_phases,
-                             marker_naming=naming, thresholds=thresholds, query_dirs=options.query_dirs,
-                             within=within, digest=digest)
-
-        s = one()
-        judged = None
-        w = s.steady_window
-        if options.steady and w is not None and s.span_start_ns is not None and s.span_end_ns is not None:
-            start = s.span_start_ns
-            judged = judged_summary(s, one(((start + w.start_ns, s.span_end_ns), (start, s.span_end_ns)),
-                                           s.profile.sha256))
-        return RunSummaries(files=paths, primary=0, summaries=[s], judged=judged)
+        s = summarize(paths[0], keep_paths=options.keep_paths, max_phases=options.max_phases, marker_naming=naming,
+                      thresholds=thresholds, query_dirs=options.query_dirs)
+        return RunSummaries(files=paths, primary=0, summaries=[s],
+                            judged=_judged(paths[0], s, None, options, naming, thresholds))
     from pa.ranks import cross_rank, summarize_ranks
     from pa.ranks.discover import not_one_run_reason, one_run_evidence
 
@@ -177,22 +168,30 @@ def summarize_run(files: Sequence[Path], ruleset: RuleSet | None = None, options
     primary = numbers.index(cross.primary_rank)
     # The rules read the primary rank: on its marked loop when its markers show one, as for one file.
     p = rs.ranks[primary]
-    ps, w = p.summary, p.summary.steady_window
-    judged = None
-    if options.steady and p.path is not None and w is not None and ps.span_start_ns is not None \
-            and ps.span_end_ns is not None:
-        from pa.metrics.steady import judged_summary
-        from pa.metrics.summarize import summarize
-
-        start = ps.span_start_ns
-        judged = judged_summary(ps, summarize(
-            p.path, keep_paths=options.keep_paths, max_phases=options.max_phases, marker_naming=naming,
-            thresholds=thresholds, query_dirs=options.query_dirs, within=((start + w.start_ns, ps.span_end_ns),
-                                                                          (start, ps.span_end_ns)),
-            digest=ps.profile.sha256, process=p.pid))
     return RunSummaries(files=[r.path or Path(r.summary.profile.file_name) for r in rs.ranks],
                         summaries=[r.summary for r in rs.ranks], primary=primary,
-                        rank_set=rs, cross=cross, rank_numbers=numbers, judged=judged)
+                        rank_set=rs, cross=cross, rank_numbers=numbers,
+                        judged=_judged(p.path, p.summary, p.pid, options, naming, thresholds) if p.path else None)
+
+
+def _judged(path: Path, summary: ProfileSummary, pid: int | None, options: RunOptions, naming: MarkerNaming,
+            thresholds: Thresholds) -> ProfileSummary | None:
+    """The summary of `summary`'s steady window (its marked loop, pa.metrics.steady) the rules read, or None.
+
+    None when `options.steady` is off or the markers show no loop. `pid`: the process of a rank of a
+    multi-process export. The file's digest is reused, not hashed again.
+    """
+    w = summary.steady_window
+    if not options.steady or w is None or summary.span_start_ns is None or summary.span_end_ns is None:
+        return None
+    from pa.metrics.steady import judged_summary
+    from pa.metrics.summarize import summarize
+
+    start, end = summary.span_start_ns, summary.span_end_ns
+    return judged_summary(summary, summarize(
+        path, keep_paths=options.keep_paths, max_phases=options.max_phases, marker_naming=naming,
+        thresholds=thresholds, query_dirs=options.query_dirs, within=((start + w.start_ns, end), (start, end)),
+        digest=summary.profile.sha256, process=pid))
 
 
 def _processes_of(path: Path, query_dirs: Sequence[Path]) -> list[Any]:
