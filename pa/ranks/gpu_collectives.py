@@ -23,11 +23,6 @@ from pa.profile.relations import VALID, Relations
 from pa.ranks.model import GpuCollectives
 
 
-def collective_type(name: str) -> str:
-    """The collective type a communication kernel's name says (pa.metrics.collectives), "unknown" when none."""
-    return parse_collective(name).type
-
-
 def gpu_collective_calls(rel: Relations) -> GpuCollectives:
     """The communication kernels of the relations' process(es), keyed and measured (module docs)."""
     if not (rel.available("kernels") and rel.available("kernel_classes")):
@@ -48,15 +43,15 @@ def gpu_collective_calls(rel: Relations) -> GpuCollectives:
     compute, _ = rel.intervals("kernels", where=where)
     busy = iv.merge(compute["start"], compute["end"])
     first = min(int(rows[0][0]), int(busy[0][0]) if len(busy[0]) else int(rows[0][0]))
+    # (device, stream) of each kernel, NULL as -1, numbered by first use
+    where_run = [(-1 if r[2] is None else int(r[2]), -1 if r[3] is None else int(r[3])) for r in rows]
     streams: dict[tuple[int, int], int] = {}
-    for r in rows:
-        streams.setdefault((int(r[2] if r[2] is not None else -1), int(r[3] if r[3] is not None else -1)),
-                           len(streams) + 1)
+    for ds in where_run:
+        streams.setdefault(ds, len(streams) + 1)
     grouped: dict[str, list[tuple[int, int]]] = {}
-    for start, end, device, stream, short, name in rows:
-        kind = collective_type(str(short or name or ""))
-        ordinal = streams[(int(device if device is not None else -1), int(stream if stream is not None else -1))]
-        key = kind if len(streams) == 1 else f"{kind} (stream {ordinal})"
+    for (start, end, _, _, short, name), ds in zip(rows, where_run, strict=True):
+        kind = parse_collective(str(short or name or "")).type
+        key = kind if len(streams) == 1 else f"{kind} (stream {streams[ds]})"
         grouped.setdefault(key, []).append((int(start), int(end)))
     out: dict[str, dict[str, np.ndarray]] = {}
     for key, pairs in grouped.items():

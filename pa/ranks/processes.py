@@ -8,11 +8,12 @@ files of a rank directory. A process with no GPU work (a launcher, a data-loader
 `python -c` that never touched CUDA) is no rank: it is named in the summary's process table, not
 invented as one. A CPU-only MPI job in one file has its MPI processes as ranks.
 
-The processes come from the whole-file summary (`ProfileSummary.processes`, pa.metrics.processes),
-so a file of one process costs nothing more. A process's rank number comes from the MPI metadata
-(the rank its MPI calls carry, when every rank process has exactly one and they are distinct); else
-from the process order (ascending pid: torchrun and mpirun start local ranks in order), said in the
-report.
+The processes come from pa.metrics.processes: for one file given alone, from one GROUP BY before
+any summary (probe_processes); in a rank directory, from each file's whole summary
+(`ProfileSummary.processes`), which a file of one process needs anyway. A process's rank number
+comes from the MPI metadata (the rank its MPI calls carry, when every rank process has exactly one
+and they are distinct); else from the process order (ascending pid: torchrun and mpirun start local
+ranks in order), said in the report.
 """
 
 from __future__ import annotations
